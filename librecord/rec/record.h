@@ -1,0 +1,209 @@
+/*
+ * rec/record.h - librecord: write and read rec recordings.
+ *
+ * A recording is a sequence of self-contained chunks (man rec-format(5)).
+ * Writers encode events into per-thread streams without taking a lock and
+ * the library rotates them into lz4-compressed, checksummed blocks.
+ * Readers iterate events of any recording, finished, unfinished or damaged,
+ * in bounded memory, driven by the schema embedded in every chunk.
+ *
+ * Every function returning int returns 0 (or a documented non-negative
+ * value) on success and a negative REC_E* code on failure; rec_strerror()
+ * turns a code into text.
+ */
+#ifndef REC_RECORD_H
+#define REC_RECORD_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define REC_FORMAT_MAJOR 1
+#define REC_FORMAT_MINOR 0
+
+/* Error codes. */
+#define REC_ENOMEM     (-1)  /* out of memory */
+#define REC_EIO        (-2)  /* system call failed; errno kept */
+#define REC_EINVAL     (-3)  /* invalid argument or state */
+#define REC_ECORRUPT   (-4)  /* malformed data (checksum, structure) */
+#define REC_ETRUNCATED (-5)  /* data ends before a declared size */
+#define REC_EVERSION   (-6)  /* unsupported format version */
+#define REC_ETOOBIG    (-7)  /* a size read off disk exceeds a limit */
+#define REC_EMAGIC     (-8)  /* not a rec recording */
+#define REC_EEXIST     (-9)  /* output exists and overwriting was not asked */
+#define REC_ENOTFOUND  (-10) /* no such type, field or entry */
+#define REC_EFULL      (-11) /* an event does not fit a stream buffer */
+
+const char *rec_strerror(int code);
+
+/* Pool entry id; 0 means "none" and encodes as null. */
+typedef uint32_t rec_id;
+
+/* Monotonic clock (CLOCK_MONOTONIC) in ns: the time base of startTime. */
+uint64_t rec_now_ns(void);
+
+/* ------------------------------------------------------------------ */
+/* Writer                                                             */
+/* ------------------------------------------------------------------ */
+
+typedef struct rec_writer rec_writer;
+typedef struct rec_stream rec_stream;
+
+typedef struct rec_writer_options {
+    uint64_t max_chunk_bytes;   /* rotate once a chunk passes this (0: 64 MiB) */
+    uint64_t max_chunk_age_ns;  /* rotate at a flush once older (0: never) */
+    uint32_t buffer_bytes;      /* per-stream buffer (0: 64 KiB) */
+    uint32_t tick_ns;           /* startTime resolution in ns (0: 1000) */
+    bool     overwrite;         /* replace an existing file (else REC_EEXIST) */
+    bool     no_compress;       /* store blocks uncompressed (tests) */
+} rec_writer_options;
+
+void rec_writer_options_init(rec_writer_options *opt);
+
+/* Create the recording at path (opt may be NULL for defaults). The first
+ * chunk, its metadata, is written at once. */
+int rec_writer_open(rec_writer **out, const char *path,
+                    const rec_writer_options *opt);
+
+/* Write every event committed so far by every stream, with the pool entries
+ * they reference, and publish them in the chunk header: a concurrent reader
+ * sees them after this returns. Rotates the chunk if it is too big or old.
+ * Thread-safe. */
+int rec_writer_flush(rec_writer *w);
+
+/* Finish the current chunk and start a new one. Thread-safe. */
+int rec_writer_rotate(rec_writer *w);
+
+/* Flush, finish the last chunk, mark the recording complete, free w.
+ * Streams still open are flushed and freed. Returns the first error met. */
+int rec_writer_close(rec_writer *w);
+
+/* Bytes written to the file so far (headers, metadata, pools, events). */
+uint64_t rec_writer_bytes(const rec_writer *w);
+
+/* A stream is a buffer owned by one thread. Its owner encodes events with
+ * rec_emit_*() without locks (one uncontended compare-and-swap per event so
+ * that a flush from another thread can take the buffer). */
+int rec_stream_open(rec_writer *w, rec_stream **out);
+/* Hand the stream's events to the writer and free it. */
+int rec_stream_close(rec_stream *s);
+
+/* Interning (thread-safe, deduplicated by content): the rec_intern_<Type>()
+ * functions generated from schemas/ return the id of an equal entry if one
+ * exists. rec_intern_cstr() is a shorthand for the String pool. */
+int rec_intern_cstr(rec_writer *w, const char *s, rec_id *id);
+
+/* Generated: struct rec_<Type>, rec_intern_<Type>(), rec_emit_<Event>(),
+ * REC_TYPE_<Type> ids. */
+#include <rec/events.h>
+
+/* ------------------------------------------------------------------ */
+/* Reader                                                             */
+/* ------------------------------------------------------------------ */
+
+typedef struct rec_reader rec_reader;
+typedef struct rec_type   rec_type;   /* an event or pool type */
+typedef struct rec_entry  rec_entry;  /* a resolved pool entry */
+typedef struct rec_event  rec_event;
+
+enum rec_kind {
+    REC_NULL = 0,
+    REC_BOOL,
+    REC_UINT,
+    REC_INT,
+    REC_STRING,
+    REC_REF,    /* a pool entry; entry is NULL if the id is undefined */
+    REC_ARRAY   /* of REC_REF or scalars */
+};
+
+typedef struct rec_value {
+    enum rec_kind kind;
+    union {
+        bool b;
+        uint64_t u;
+        int64_t i;
+        struct { const char *s; size_t len; } str;   /* not NUL-terminated */
+        struct { const rec_entry *entry; rec_id id; } ref;
+        struct { const struct rec_value *items; size_t n; } array;
+    } v;
+} rec_value;
+
+/* Field descriptions, from the metadata embedded in the chunk. */
+typedef struct rec_field_info {
+    const char *name;
+    const char *type;        /* boolean, uint, int, ticks, string or a pool type name */
+    const char *unit;        /* ns, ticks, bytes, count, id, address or NULL */
+    const char *label;
+    const char *description;
+    const rec_type *ref;     /* pool type for references, else NULL */
+    bool array, nullable;
+} rec_field_info;
+
+#define REC_READ_STRICT 1u   /* an unfinished chunk is an error, not a warning */
+
+int  rec_reader_open(rec_reader **out, const char *path, unsigned flags);
+void rec_reader_close(rec_reader *r);
+
+/* Next event in file order: 1 with *ev set (valid until the next call),
+ * 0 at the end of the valid data, or a negative code. After an error the
+ * reader stops; rec_reader_message() says where (file, chunk, offset). */
+int rec_reader_next(rec_reader *r, const rec_event **ev);
+const char *rec_reader_message(const rec_reader *r);
+
+/* Non-fatal findings (an unfinished chunk read up to its last flush):
+ * NULL if none. */
+const char *rec_reader_warning(const rec_reader *r);
+
+/* Re-read a growing recording: after rec_reader_next() returned 0, data a
+ * writer flushed since becomes visible to the next call. */
+int rec_reader_poll(rec_reader *r);
+
+/* Current chunk: index from 0 and its header fields. */
+typedef struct rec_chunk_info {
+    uint32_t index;
+    uint16_t major, minor;
+    bool finished, last;
+    uint64_t offset, size;          /* in the file */
+    uint64_t start_ns;              /* wall clock, ns since the epoch */
+    uint64_t duration_ns;
+    uint64_t ticks_per_second;
+} rec_chunk_info;
+int rec_reader_chunk(const rec_reader *r, rec_chunk_info *info);
+
+/* Event access. Types and field indexes stay valid while the chunk's
+ * metadata is unchanged: compare type pointers to cache lookups. */
+const rec_type *rec_event_type(const rec_event *ev);
+uint64_t rec_event_time_ns(const rec_event *ev);   /* ns since the epoch */
+uint64_t rec_event_ticks(const rec_event *ev);     /* chunk-relative ticks */
+size_t   rec_event_bytes(const rec_event *ev);     /* encoded size */
+int      rec_event_get(const rec_event *ev, size_t field, rec_value *out);
+
+/* Pool entries (resolved across references within the chunk). */
+const rec_type *rec_entry_type(const rec_entry *e);
+rec_id   rec_entry_id(const rec_entry *e);
+int      rec_entry_get(const rec_entry *e, size_t field, rec_value *out);
+
+/* Types. */
+const char *rec_type_name(const rec_type *t);
+const char *rec_type_label(const rec_type *t);
+const char *rec_type_description(const rec_type *t);
+uint32_t    rec_type_id(const rec_type *t);
+bool        rec_type_is_event(const rec_type *t);
+size_t      rec_type_nfields(const rec_type *t);
+const rec_field_info *rec_type_field(const rec_type *t, size_t i);
+/* Index of a field by name, or -1. */
+long        rec_type_field_index(const rec_type *t, const char *name);
+
+/* The schema of the current chunk. */
+size_t          rec_reader_ntypes(const rec_reader *r);
+const rec_type *rec_reader_type(const rec_reader *r, size_t i);
+const rec_type *rec_reader_type_by_name(const rec_reader *r, const char *name);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
