@@ -59,6 +59,9 @@ typedef struct rec_writer_options {
     uint32_t buffer_bytes;      /* per-stream buffer (0: 64 KiB) */
     uint32_t tick_ns;           /* startTime resolution in ns (0: 1000) */
     bool     overwrite;         /* replace an existing file (else REC_EEXIST) */
+    bool     append;            /* append a new recording to an existing file
+                                   (concatenated recordings stay valid, e.g.
+                                   the image that follows an exec()) */
     bool     no_compress;       /* store blocks uncompressed (tests) */
 } rec_writer_options;
 
