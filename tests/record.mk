@@ -1,1 +1,14 @@
-# tests for record
+# tests for record (the writer); reader round trips are in reader.mk
+EXTRA_DIST += tests/writer-walk.h
+check_PROGRAMS += tests/test-writer tests/test-writer-threads
+TESTS += tests/test-writer tests/test-writer-threads
+tests_test_writer_SOURCES = tests/test-writer.c
+tests_test_writer_CPPFLAGS = $(AM_CPPFLAGS) $(LZ4_CFLAGS)
+tests_test_writer_LDADD = librecord/librecord.la $(LZ4_LIBS)
+tests_test_writer_threads_SOURCES = tests/test-writer-threads.c
+tests_test_writer_threads_CPPFLAGS = $(AM_CPPFLAGS) $(LZ4_CFLAGS)
+tests_test_writer_threads_CFLAGS = $(AM_CFLAGS) $(PTHREAD_CFLAGS)
+tests_test_writer_threads_LDADD = librecord/librecord.la $(LZ4_LIBS) $(PTHREAD_LIBS)
+$(tests_test_writer_OBJECTS) $(tests_test_writer_threads_OBJECTS): librecord/rec/events.h
+TESTS += tests/test-recgen.sh
+dist_check_SCRIPTS += tests/test-recgen.sh
