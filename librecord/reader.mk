@@ -1,1 +1,10 @@
-# librecord reader sources: librecord_librecord_la_SOURCES += ...
+# librecord reader: file walking, metadata, pools, values (read side only).
+librecord_librecord_la_SOURCES += \
+	librecord/reader.c \
+	librecord/block.c \
+	librecord/reader_int.h \
+	librecord/metadata.c \
+	librecord/rpool.c \
+	librecord/value.c \
+	librecord/cbordec.c \
+	librecord/cbordec.h

@@ -148,6 +148,10 @@ typedef struct rec_field_info {
 
 #define REC_READ_STRICT 1u   /* an unfinished chunk is an error, not a warning */
 
+/* Opening fails only if the file cannot be opened (REC_EIO, errno kept) or
+ * memory runs out. The first chunk's header and schema are read at once
+ * (so rec_reader_type*() work before the first event); what is wrong with
+ * the file is reported, with a message, by the first rec_reader_next(). */
 int  rec_reader_open(rec_reader **out, const char *path, unsigned flags);
 void rec_reader_close(rec_reader *r);
 
@@ -164,6 +168,10 @@ const char *rec_reader_warning(const rec_reader *r);
 /* Re-read a growing recording: after rec_reader_next() returned 0, data a
  * writer flushed since becomes visible to the next call. */
 int rec_reader_poll(rec_reader *r);
+/* rec_reader_poll() returns 1 when more data may be there (call
+ * rec_reader_next() again), 0 when nothing changed yet (wait, then poll
+ * again). It also resumes after REC_ETRUNCATED, once the file grew: a block
+ * or header caught half-written is read again from its start. */
 
 /* Current chunk: index from 0 and its header fields. */
 typedef struct rec_chunk_info {
@@ -185,7 +193,12 @@ uint64_t rec_event_ticks(const rec_event *ev);     /* chunk-relative ticks */
 size_t   rec_event_bytes(const rec_event *ev);     /* encoded size */
 int      rec_event_get(const rec_event *ev, size_t field, rec_value *out);
 
-/* Pool entries (resolved across references within the chunk). */
+/* Pool entries (resolved across references within the chunk). Entries and
+ * the strings they hold stay valid until the reader enters another chunk;
+ * an event's own strings and arrays only until the next rec_reader_next().
+ * rec_event_ticks() is the event's first ticks field minus the chunk's
+ * start ticks (events buffered across a rotation can precede the chunk:
+ * read it as int64_t). */
 const rec_type *rec_entry_type(const rec_entry *e);
 rec_id   rec_entry_id(const rec_entry *e);
 int      rec_entry_get(const rec_entry *e, size_t field, rec_value *out);

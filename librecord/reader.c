@@ -1,0 +1,455 @@
+/*
+ * librecord/reader.c - walking a recording: chunk headers (read under the
+ * writer's seqlock), blocks (checksum, lz4), and the events inside them.
+ *
+ * The contents of blocks (metadata, pools, events) are block.c's. Memory
+ * stays bounded: one block at a time (raw <= REC_MAX_BLOCK_RAW) plus the
+ * pools and schema of the current chunk.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "format.h"
+#include "reader_int.h"
+
+#define SEQLOCK_SPINS  8        /* immediate retries, then 1 ms sleeps */
+#define SEQLOCK_SLEEPS 10
+#define MAX_HEADER_SIZE 4096u   /* header_size of a newer minor version */
+
+/* Stop with code; the message names file, chunk and byte offset. */
+int rec__rfail(rec_reader *r, int code, uint64_t off, const char *fmt, ...)
+{
+    va_list ap;
+    int n = snprintf(r->msg, sizeof r->msg, "%s: chunk %" PRIu32 ", offset %" PRIu64 ": ",
+                     r->path, r->chunk_no, off);
+    if (n < 0 || (size_t)n >= sizeof r->msg)
+        n = 0;
+    va_start(ap, fmt);
+    vsnprintf(r->msg + n, sizeof r->msg - (size_t)n, fmt, ap);
+    va_end(ap);
+    r->st = ST_ERROR;
+    r->err = code;
+    r->resumable = false;
+    r->in_events = false;
+    return code;
+}
+
+/* Truncation: the file ends before what the data declares. A writer may
+ * still be appending, so rec_reader_poll() can resume here. */
+int rec__rtruncated(rec_reader *r, uint64_t off, const char *fmt, ...)
+{
+    char what[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    enum rstate st = r->st;
+    struct stat sb;
+    rec__rfail(r, REC_ETRUNCATED, off, "%s", what);
+    r->resumable = true;
+    r->resume_st = st;
+    r->trunc_fsize = fstat(r->fd, &sb) == 0 ? (uint64_t)sb.st_size : 0;
+    return REC_ETRUNCATED;
+}
+
+__attribute__((format(printf, 2, 3)))
+static void set_warning(rec_reader *r, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->warn, sizeof r->warn, fmt, ap);
+    va_end(ap);
+}
+
+/* pread until n bytes or the end of the file; returns bytes read or -1. */
+ssize_t rec__pread_full(int fd, void *buf, size_t n, uint64_t off)
+{
+    size_t got = 0;
+    while (got < n) {
+        ssize_t k = pread(fd, (char *)buf + got, n - got, (off_t)(off + got));
+        if (k < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        if (k == 0)
+            break;
+        got += (size_t)k;
+    }
+    return (ssize_t)got;
+}
+
+int rec__io_error(rec_reader *r, uint64_t off)
+{
+    int e = errno;
+    rec__rfail(r, REC_EIO, off, "read: %s", strerror(e));
+    errno = e;
+    return REC_EIO;
+}
+
+static void backoff(int attempt)
+{
+    if (attempt < SEQLOCK_SPINS) {
+        sched_yield();
+    } else {
+        struct timespec ts = { 0, 1000000 };
+        nanosleep(&ts, NULL);
+    }
+}
+
+/* ---- chunk header ---- */
+
+typedef struct hdr {
+    uint16_t major, minor;
+    uint32_t header_size, index;
+    uint8_t state, flags;
+    uint64_t size, start_wall, start_ticks, duration, tps;
+} hdr;
+
+/* Read the header at off under the seqlock: retry while the generation is
+ * odd, changes across the read, or the checksum fails (a torn read).
+ * Returns 1 with *h, 0 if the file ends exactly at off, or an error. */
+static int read_header(rec_reader *r, uint64_t off, hdr *h)
+{
+    uint8_t b[REC_CHUNK_HEADER_SIZE], prev[REC_CHUNK_HEADER_SIZE];
+    bool crc_ok = false, have_prev = false;
+    for (int attempt = 0; attempt < SEQLOCK_SPINS + SEQLOCK_SLEEPS; attempt++) {
+        if (attempt)
+            backoff(attempt);
+        ssize_t n = rec__pread_full(r->fd, b, sizeof b, off);
+        if (n < 0)
+            return rec__io_error(r, off);
+        if (n == 0)
+            return 0;
+        size_t m = (size_t)n < REC_MAGIC_LEN ? (size_t)n : REC_MAGIC_LEN;
+        if (memcmp(b, REC_MAGIC, m) != 0) {
+            if (off == 0)
+                return rec__rfail(r, REC_EMAGIC, off, "not a rec recording (bad magic)");
+            return rec__rfail(r, REC_ECORRUPT, off, "bad chunk magic");
+        }
+        if ((size_t)n >= REC_CH_MINOR + 2 && le16(b + REC_CH_MAJOR) != REC_FORMAT_MAJOR)
+            return rec__rfail(r, REC_EVERSION, off, "unsupported format version %u.%u",
+                        le16(b + REC_CH_MAJOR), le16(b + REC_CH_MINOR));
+        if ((size_t)n < sizeof b)
+            return rec__rtruncated(r, off, "file ends inside a chunk header (%zd of %d bytes)",
+                             n, REC_CHUNK_HEADER_SIZE);
+        uint32_t gen = le32(b + REC_CH_GENERATION);
+        crc_ok = rec__crc32c(0, b, REC_CH_CRC) == le32(b + REC_CH_CRC);
+        if (!(gen & 1) && !crc_ok && have_prev && memcmp(prev, b, sizeof b) == 0)
+            break;      /* read twice alike, not being updated: damaged */
+        memcpy(prev, b, sizeof b);
+        have_prev = true;
+        if ((gen & 1) || !crc_ok)
+            continue;
+        uint8_t g2[4];
+        if (rec__pread_full(r->fd, g2, 4, off + REC_CH_GENERATION) != 4)
+            continue;
+        if (le32(g2) != gen)
+            continue;
+        break;
+    }
+    /* A writer that died inside an update leaves the generation odd: the
+     * fields are then those of the generation before or after it, and the
+     * checksum tells which (or that the header is damaged). */
+    uint32_t gen = le32(b + REC_CH_GENERATION);
+    for (int d = -1; !crc_ok && (gen & 1) && d <= 1; d += 2) {
+        memcpy(prev, b, sizeof b);
+        put32(prev + REC_CH_GENERATION, gen + (uint32_t)d);
+        crc_ok = rec__crc32c(0, prev, REC_CH_CRC) == le32(b + REC_CH_CRC);
+    }
+    if (!crc_ok)
+        return rec__rfail(r, REC_ECORRUPT, off, "chunk header checksum mismatch");
+    h->major = le16(b + REC_CH_MAJOR);
+    h->minor = le16(b + REC_CH_MINOR);
+    h->header_size = le32(b + REC_CH_HEADER_SIZE);
+    h->state = b[REC_CH_STATE];
+    h->flags = b[REC_CH_FLAGS];
+    h->size = le64(b + REC_CH_SIZE);
+    h->start_wall = le64(b + REC_CH_START_WALL);
+    h->start_ticks = le64(b + REC_CH_START_TICKS);
+    h->duration = le64(b + REC_CH_DURATION);
+    h->tps = le64(b + REC_CH_TICKS_PER_S);
+    h->index = le32(b + REC_CH_INDEX);
+    if (h->header_size < REC_CHUNK_HEADER_SIZE || h->header_size > MAX_HEADER_SIZE)
+        return rec__rfail(r, REC_ECORRUPT, off, "bad chunk header size %" PRIu32, h->header_size);
+    if (h->state != REC_STATE_OPEN && h->state != REC_STATE_FINISHED)
+        return rec__rfail(r, REC_ECORRUPT, off, "bad chunk state %u", h->state);
+    if (h->size < h->header_size || h->size > UINT64_MAX - off)
+        return rec__rfail(r, REC_ECORRUPT, off, "bad chunk size %" PRIu64, h->size);
+    if (h->tps == 0)
+        return rec__rfail(r, REC_ECORRUPT, off, "zero ticks per second");
+    return 1;
+}
+
+void rec__drop_pools(rec_reader *r)
+{
+    if (r->pools_live)
+        rec__rp_free(&r->pools);
+    r->pools_live = false;
+    r->dangling_warned = 0;
+}
+
+static void set_chunk(rec_reader *r, const hdr *h)
+{
+    r->major = h->major;
+    r->minor = h->minor;
+    r->header_size = h->header_size;
+    r->state = h->state;
+    r->cflags = h->flags;
+    r->chunk_end = r->chunk_off + h->size;
+    r->start_wall = h->start_wall;
+    r->start_ticks = h->start_ticks;
+    r->duration = h->duration;
+    r->tps = h->tps;
+    r->ev.start_wall_ns = h->start_wall;
+    r->ev.start_ticks = h->start_ticks;
+    r->ev.ticks_per_second = h->tps;
+}
+
+/* Returns 1 at a new chunk, 0 at the end of the file, or an error. */
+static int open_chunk(rec_reader *r)
+{
+    hdr h;
+    int rc = read_header(r, r->chunk_off, &h);
+    if (rc <= 0) {
+        if (rc == 0 && r->chunk_no == 0)
+            return rec__rtruncated(r, 0, "empty file");
+        return rc;
+    }
+    rec__drop_pools(r);
+    r->have_chunk = true;
+    r->have_meta = false;
+    set_chunk(r, &h);
+    r->pos = r->chunk_off + h.header_size;
+    return 1;
+}
+
+void rec__check_dangling(rec_reader *r)
+{
+    if (r->pools_live && r->pools.dangling > r->dangling_warned) {
+        r->dangling_warned = r->pools.dangling;
+        set_warning(r, "%s: chunk %" PRIu32 ": %" PRIu64
+             " references to undefined pool entries (read as missing entries)",
+             r->path, r->chunk_no, r->pools.dangling);
+    }
+}
+
+/* Advance over chunk ends and non-event blocks until events are ready.
+ * Returns 1 when r->dec has events, 0 at the end, or an error. */
+int rec__advance(rec_reader *r, bool stop_at_metadata)
+{
+    for (;;) {
+        int rc;
+        switch (r->st) {
+        case ST_ERROR:
+            return r->err;
+        case ST_END_OPEN:
+        case ST_END_EOF:
+            return 0;
+        case ST_CHUNK:
+            rc = open_chunk(r);
+            if (rc < 0)
+                return rc;
+            if (rc == 0) {
+                r->st = ST_END_EOF;
+                if (!r->prev_last)
+                    set_warning(r, "%s: recording not closed: the file ends after chunk %" PRIu32
+                         " without a last chunk", r->path, r->chunk_no - 1);
+                return 0;
+            }
+            r->st = ST_BLOCKS;
+            break;
+        case ST_BLOCKS:
+            if (stop_at_metadata && r->have_meta)
+                return 0;
+            if (r->pos >= r->chunk_end) {
+                rec__check_dangling(r);
+                if (r->state == REC_STATE_FINISHED) {
+                    r->prev_last = r->cflags & REC_CHUNK_LAST;
+                    r->chunk_off = r->chunk_end;
+                    r->chunk_no++;
+                    r->st = ST_CHUNK;
+                    break;
+                }
+                if (r->flags & REC_READ_STRICT) {
+                    rec__rtruncated(r, r->chunk_end, "chunk unfinished (still being written "
+                              "or the writer died)");
+                    return REC_ETRUNCATED;
+                }
+                set_warning(r, "%s: chunk %" PRIu32 ": unfinished, read up to last flush at offset %"
+                     PRIu64, r->path, r->chunk_no, r->chunk_end);
+                r->st = ST_END_OPEN;
+                return 0;
+            }
+            if ((rc = rec__read_block(r)) < 0)
+                return rc;
+            if (r->in_events)
+                return 1;
+            break;
+        }
+    }
+}
+
+/* ---- open, close, poll ---- */
+
+int rec_reader_open(rec_reader **out, const char *path, unsigned flags)
+{
+    if (!out || !path)
+        return REC_EINVAL;
+    *out = NULL;
+    rec_reader *r = calloc(1, sizeof *r);
+    if (!r || !(r->path = strdup(path))) {
+        free(r);
+        return REC_ENOMEM;
+    }
+    r->fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (r->fd < 0) {
+        int e = errno;
+        free(r->path);
+        free(r);
+        errno = e;
+        return REC_EIO;
+    }
+    r->flags = flags;
+    r->st = ST_CHUNK;
+    /* Read the first chunk's header and schema now so that types are known
+     * before the first event; errors found here wait for rec_reader_next()
+     * so that they come with a message. */
+    rec__advance(r, true);
+    *out = r;
+    return 0;
+}
+
+void rec_reader_close(rec_reader *r)
+{
+    if (!r)
+        return;
+    rec__drop_pools(r);
+    while (r->schemas) {
+        rec__schema *s = r->schemas;
+        r->schemas = s->next;
+        rec__schema_free(s);
+    }
+    if (r->fd >= 0)
+        close(r->fd);
+    free(r->io);
+    free(r->raw);
+    free(r->vals);
+    free(r->dctx.items);
+    free(r->path);
+    free(r);
+}
+
+const char *rec_reader_message(const rec_reader *r)
+{
+    return r && r->st == ST_ERROR ? r->msg : NULL;
+}
+
+const char *rec_reader_warning(const rec_reader *r)
+{
+    return r && r->warn[0] ? r->warn : NULL;
+}
+
+int rec_reader_poll(rec_reader *r)
+{
+    if (!r)
+        return REC_EINVAL;
+    enum rstate st = r->st;
+    if (st == ST_ERROR) {
+        struct stat sb;
+        if (!r->resumable)
+            return r->err;
+        if (fstat(r->fd, &sb) < 0)
+            return REC_EIO;
+        if ((uint64_t)sb.st_size <= r->trunc_fsize)
+            return 0;           /* nothing new yet */
+        st = r->resume_st;
+    }
+    if (st == ST_END_EOF || st == ST_CHUNK) {
+        /* a chunk header appears where the last chunk ended */
+        uint8_t b;
+        ssize_t n = rec__pread_full(r->fd, &b, 1, r->chunk_off);
+        if (n < 0)
+            return REC_EIO;
+        if (n == 0)
+            return 0;
+        r->st = ST_CHUNK;
+        r->warn[0] = 0;
+        return 1;
+    }
+    if (st == ST_END_OPEN || st == ST_BLOCKS) {
+        /* the same chunk after a later flush: re-read its header */
+        uint64_t old_end = r->chunk_end;
+        uint8_t old_state = r->state;
+        hdr h;
+        int rc = read_header(r, r->chunk_off, &h);
+        if (rc == 0)
+            rc = rec__rfail(r, REC_ECORRUPT, r->chunk_off, "chunk header vanished");
+        if (rc < 0)
+            return rc;
+        if (h.start_wall != r->start_wall || h.start_ticks != r->start_ticks ||
+            h.header_size != r->header_size)
+            return rec__rfail(r, REC_ECORRUPT, r->chunk_off, "chunk header changed");
+        set_chunk(r, &h);
+        if (r->st == ST_END_OPEN && r->chunk_end == old_end && r->state == old_state)
+            return 0;
+        r->st = ST_BLOCKS;      /* a cut block is read again from its start */
+        r->warn[0] = 0;
+        return 1;
+    }
+    return 0;
+}
+
+int rec_reader_chunk(const rec_reader *r, rec_chunk_info *info)
+{
+    if (!r || !info)
+        return REC_EINVAL;
+    if (!r->have_chunk)
+        return REC_ENOTFOUND;
+    info->index = r->chunk_no;
+    info->major = r->major;
+    info->minor = r->minor;
+    info->finished = r->state == REC_STATE_FINISHED;
+    info->last = r->cflags & REC_CHUNK_LAST;
+    info->offset = r->chunk_off;
+    info->size = r->chunk_end - r->chunk_off;
+    info->start_ns = r->start_wall;
+    uint64_t d = r->duration, tps = r->tps;
+    info->duration_ns = d / tps * 1000000000u +
+                        (uint64_t)((unsigned __int128)(d % tps) * 1000000000u / tps);
+    info->ticks_per_second = tps;
+    return 0;
+}
+
+/* ---- schema of the current chunk ---- */
+
+size_t rec_reader_ntypes(const rec_reader *r)
+{
+    return r && r->schema ? r->schema->ntypes : 0;
+}
+
+const rec_type *rec_reader_type(const rec_reader *r, size_t i)
+{
+    return r && r->schema && i < r->schema->ntypes ? &r->schema->types[i] : NULL;
+}
+
+const rec_type *rec_reader_type_by_name(const rec_reader *r, const char *name)
+{
+    if (!r || !r->schema || !name)
+        return NULL;
+    for (size_t i = 0; i < r->schema->ntypes; i++)
+        if (strcmp(r->schema->types[i].name, name) == 0)
+            return &r->schema->types[i];
+    return NULL;
+}

@@ -1,0 +1,222 @@
+/*
+ * librecord/reader_int.h - internals shared by the reader's sources:
+ * schema tables (metadata.c), pool tables (rpool.c), field decoding and
+ * value access (value.c), file walking (reader.c).
+ */
+#ifndef REC_READER_INT_H
+#define REC_READER_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+
+#include "rec/record.h"
+#include "cbordec.h"
+#include "crc32c.h"
+#include <sys/types.h>
+
+/* ---- arena: bump allocation freed all at once (schemas, chunk pools) ---- */
+
+typedef struct rec__arena {
+    struct rec__arena_blk *head;
+    size_t total;           /* bytes obtained from malloc */
+    size_t limit;           /* refuse to grow past this (0: no limit) */
+} rec__arena;
+
+void *rec__arena_alloc(rec__arena *a, size_t n);
+char *rec__arena_strndup(rec__arena *a, const void *s, size_t n);
+void  rec__arena_free(rec__arena *a);
+
+/* ---- schema ---- */
+
+/* How a field is encoded. */
+enum rec__fenc { FE_BOOL, FE_UINT, FE_INT, FE_TICKS, FE_STRING, FE_REF };
+
+struct rec_type {
+    uint32_t id;
+    bool is_event;
+    const char *name, *label, *description;
+    size_t nfields;
+    rec_field_info *fields;
+    uint8_t *enc;               /* enum rec__fenc per field */
+    uint32_t pool_index;        /* pool types: index of its pool table */
+    long ticks_field;           /* first ticks field, -1 if none */
+};
+
+typedef struct rec__schema {
+    struct rec__schema *next;   /* list of schemas seen, for reuse */
+    rec__arena arena;
+    uint8_t *raw;               /* metadata payload, to recognise it again */
+    size_t raw_len;
+    rec_type *types;            /* in metadata order */
+    size_t ntypes;
+    rec_type **direct;          /* by id when ids are small */
+    size_t ndirect;
+    rec_type **sorted;          /* by id, for large ids */
+    size_t npools;              /* pool types */
+    size_t max_fields;
+} rec__schema;
+
+/* Parse a METADATA payload. Returns 0, or a REC_E* code and what it found
+ * in what[whatlen]. */
+int rec__schema_parse(rec__schema **out, const uint8_t *raw, size_t n,
+                      char *what, size_t whatlen);
+void rec__schema_free(rec__schema *s);
+const rec_type *rec__schema_type(const rec__schema *s, uint64_t id);
+
+/* ---- pools of the current chunk ---- */
+
+struct rec_entry {
+    const rec_type *type;
+    struct rec__rpools *pools;   /* to resolve references lazily */
+    rec_id id;
+    bool resolved;
+    rec_value values[];         /* type->nfields */
+};
+
+typedef struct rec__ptab {
+    rec_entry **dense;          /* by id while ids are dense (writers count up) */
+    size_t dense_cap;
+    rec_entry **slots;          /* open addressing on id for the others */
+    size_t cap, n;
+} rec__ptab;
+
+typedef struct rec__rpools {
+    rec__arena arena;
+    rec__ptab *tabs;            /* one per pool type, by pool_index */
+    size_t ntabs;
+    uint64_t dangling;          /* references to undefined ids seen */
+    uint64_t dup;               /* duplicate ids ignored */
+} rec__rpools;
+
+#define REC__POOL_ARENA_LIMIT ((size_t)512 << 20)
+
+int  rec__rp_init(rec__rpools *p, const rec__schema *s);
+void rec__rp_free(rec__rpools *p);
+rec_entry *rec__rp_find_slow(const rec__ptab *tab, rec_id id);
+static inline rec_entry *rec__rp_find(const rec__rpools *p, const rec_type *t, rec_id id)
+{
+    if (!t || t->is_event || t->pool_index >= p->ntabs)
+        return NULL;
+    const rec__ptab *tab = &p->tabs[t->pool_index];
+    if (id < tab->dense_cap && tab->dense[id])
+        return tab->dense[id];
+    return rec__rp_find_slow(tab, id);
+}
+/* Adds e unless its id exists (then counts a duplicate). */
+int  rec__rp_add(rec__rpools *p, rec_entry *e);
+
+/* ---- field decoding ---- */
+
+typedef struct rec__dctx {
+    rec__rpools *pools;
+    uint64_t prev_ticks;        /* events: delta base */
+    bool copy;                  /* pool entries: copy strings, defer refs */
+    rec_value *items;           /* events: array items storage */
+    size_t nitems, items_cap;
+    const char *what;           /* on error */
+    const rec_field_info *field;
+} rec__dctx;
+
+/* Decode the fields of one [typeId, (id,) field...] array after its head. */
+int rec__decode_fields(rec__cdec *d, const rec_type *t, rec_value *vals,
+                       rec__dctx *c);
+/* Resolve an entry's references (first access). */
+void rec__entry_resolve(rec_entry *e);
+
+struct rec_event {
+    const rec_type *type;
+    const rec_value *values;
+    uint64_t ticks;             /* absolute */
+    size_t bytes;
+    /* time base of the chunk */
+    uint64_t start_wall_ns, start_ticks, ticks_per_second;
+};
+
+/* ---- the reader ---- */
+
+enum rstate {
+    ST_CHUNK,       /* next: a chunk header at chunk_off */
+    ST_BLOCKS,      /* next: a block at pos, or the end of the chunk */
+    ST_END_OPEN,    /* stopped at the committed end of an OPEN chunk */
+    ST_END_EOF,     /* stopped at the end of the file between chunks */
+    ST_ERROR
+};
+
+struct rec_reader {
+    int fd;
+    char *path;
+    unsigned flags;
+    enum rstate st;
+    int err;
+    bool resumable;         /* error at the end of the data: poll may retry */
+    enum rstate resume_st;  /* where to resume then */
+    uint64_t trunc_fsize;   /* file size when it happened */
+
+    /* current chunk */
+    uint32_t chunk_no;      /* ordinal in the file, from 0 */
+    bool have_chunk;
+    uint64_t chunk_off, chunk_end, pos;
+    uint32_t header_size;
+    uint16_t major, minor;
+    uint8_t state, cflags;
+    uint64_t start_wall, start_ticks, duration, tps;
+    bool prev_last;         /* the previous chunk closed a recording */
+    bool have_meta;
+
+    /* current block */
+    uint8_t *io, *raw;
+    size_t io_cap, raw_cap;
+    uint64_t blk_off;
+    rec__cdec dec;          /* events left in the current EVENTS block */
+    bool in_events;
+
+    rec__schema *schema, *schemas;
+    rec__rpools pools;
+    bool pools_live;
+    uint64_t dangling_warned;
+    rec_value *vals;
+    size_t vals_cap;
+    rec__dctx dctx;         /* of the current EVENTS block */
+    rec_event ev;
+
+    char msg[512];
+    char warn[512];
+};
+
+static inline uint16_t le16(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8); }
+static inline uint32_t le32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+           (uint32_t)p[3] << 24;
+}
+static inline void put32(uint8_t *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+static inline uint64_t le64(const uint8_t *p)
+{
+    return (uint64_t)le32(p) | (uint64_t)le32(p + 4) << 32;
+}
+
+/* Stop with code; the message names file, chunk and byte offset. */
+__attribute__((format(printf, 4, 5)))
+int rec__rfail(rec_reader *r, int code, uint64_t off, const char *fmt, ...);
+/* The file ends before what the data declares: rec_reader_poll() may
+ * resume here once it grew. */
+__attribute__((format(printf, 3, 4)))
+int rec__rtruncated(rec_reader *r, uint64_t off, const char *fmt, ...);
+int rec__io_error(rec_reader *r, uint64_t off);
+ssize_t rec__pread_full(int fd, void *buf, size_t n, uint64_t off);
+void rec__drop_pools(rec_reader *r);
+
+/* block.c: read, check and take apart the block at r->pos. */
+int rec__read_block(rec_reader *r);
+/* reader.c: move over chunk ends and non-event blocks until events are
+ * ready: 1 when r->dec has events, 0 at the end, or an error. */
+int rec__advance(rec_reader *r, bool stop_at_metadata);
+/* reader.c: warn about references to undefined pool entries, once. */
+void rec__check_dangling(rec_reader *r);
+
+#endif
