@@ -1,0 +1,175 @@
+/*
+ * tools/common.h - helpers shared by the rec command-line tools
+ * (rec-dump, rec-summary, rec-cpu). Linked as tools/libreccli.la.
+ *
+ * Stable API: other tools build on it, so only add to it. Functions that
+ * can fail return 0 on success and -1 on a parse error (nothing printed;
+ * the caller reports the usage error). Everything is reentrant: there is no
+ * global state.
+ */
+#ifndef REC_TOOLS_COMMON_H
+#define REC_TOOLS_COMMON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <rec/record.h>
+
+/* Exit statuses every tool uses. */
+#define CLI_EXIT_OK    0   /* success (an unfinished recording only warns) */
+#define CLI_EXIT_DATA  1   /* bad input, I/O error */
+#define CLI_EXIT_USAGE 2   /* bad command line */
+
+/* ------------------------------------------------------------------ */
+/* Messages: "<prog>: <text>" on stderr.                              */
+/* ------------------------------------------------------------------ */
+
+void cli_error(const char *prog, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* "<prog>: warning: <text>" */
+void cli_warn(const char *prog, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Report a reader failure as one line:
+ *   "<prog>: <path>: chunk <i>, offset <n>: <what>"
+ * taking the location from rec_reader_message() (r may be NULL when
+ * rec_reader_open() failed; code is the negative REC_E* code, REC_EIO uses
+ * errno). The path is not repeated if the message already starts with it. */
+void cli_reader_error(const char *prog, const char *path,
+                      const rec_reader *r, int code);
+/* Report rec_reader_warning() (if any) as "<prog>: warning: <path>: <msg>". */
+void cli_reader_warning(const char *prog, const char *path,
+                        const rec_reader *r);
+
+/* ------------------------------------------------------------------ */
+/* Parsing command-line values.                                       */
+/* ------------------------------------------------------------------ */
+
+/* Duration: a decimal number (fraction allowed, "1.5s") and a unit among
+ * ns, us (or µs), ms, s, m, h. "0" alone is accepted. Result in ns;
+ * overflow and a missing unit are errors. */
+int cli_parse_duration(const char *s, uint64_t *ns);
+
+/* Unsigned decimal integer (the whole string, no sign, no overflow). */
+int cli_parse_uint(const char *s, uint64_t *out);
+
+/* A point in time for --since/--until:
+ *   "1795288800000000000"        ns since the epoch
+ *   "2026-11-21T19:20:00Z"       RFC 3339 (fraction and +hh:mm offset allowed)
+ *   "+1.5s"                      a duration after the recording's start */
+typedef struct cli_time {
+    bool relative;      /* ns is an offset from the recording's start */
+    uint64_t ns;
+} cli_time;
+int cli_parse_time(const char *s, cli_time *out);
+/* The absolute time in ns since the epoch (saturating). */
+uint64_t cli_time_resolve(const cli_time *t, uint64_t recording_start_ns);
+
+/* Formatting: "2026-11-21T19:20:00.123456789Z" (trailing zero groups of the
+ * fraction are dropped: ".123Z", or none). buf needs 40 bytes. */
+char *cli_format_time(uint64_t ns_since_epoch, char *buf, size_t size);
+/* Human duration with 3 significant decimals: "950 ns", "12.3 us",
+ * "1.50 ms", "2.000 s", "3 min 4.000 s". buf needs 32 bytes. */
+char *cli_format_duration(uint64_t ns, char *buf, size_t size);
+
+/* ------------------------------------------------------------------ */
+/* Glob patterns and lists of them.                                   */
+/* ------------------------------------------------------------------ */
+
+/* Shell-style match of the whole string s[0..len): '*', '?', bracket
+ * expressions "[a-z]", "[!x]", and '\' quoting the next character. */
+bool cli_glob_match(const char *pattern, const char *s, size_t len);
+
+/* A comma-separated list of globs: "CPUTimeSample*,Thread*". */
+typedef struct cli_patterns cli_patterns;
+int  cli_patterns_parse(const char *spec, cli_patterns **out);
+bool cli_patterns_match(const cli_patterns *p, const char *s, size_t len);
+void cli_patterns_free(cli_patterns *p);
+
+/* --threads: a comma-separated list of items; an item made only of digits
+ * is an OS thread id, any other is a glob on the thread's name. A thread
+ * matches if any item matches it. */
+typedef struct cli_threads cli_threads;
+int  cli_threads_parse(const char *spec, cli_threads **out);
+/* name may be NULL (unnamed thread: only tid items can match it). */
+bool cli_threads_match(const cli_threads *f, uint64_t tid,
+                       const char *name, size_t name_len);
+void cli_threads_free(cli_threads *f);
+
+/* ------------------------------------------------------------------ */
+/* Output buffer and JSON text.                                       */
+/* ------------------------------------------------------------------ */
+
+/* A growable byte buffer. Allocation failure aborts the program with a
+ * message (the tools cannot do anything useful without memory). */
+typedef struct cli_buf {
+    char *p;
+    size_t len, cap;
+} cli_buf;
+
+void cli_buf_free(cli_buf *b);
+/* Make room for more bytes (the slow path of the inline functions). */
+void cli_buf_grow(cli_buf *b, size_t more);
+void cli_buf_adds(cli_buf *b, const char *s);
+void cli_buf_add_u64(cli_buf *b, uint64_t v);
+void cli_buf_add_i64(cli_buf *b, int64_t v);
+/* A JSON string literal with quotes. Invalid UTF-8 sequences become
+ * U+FFFD so that the output always parses. */
+void cli_buf_add_json_string(cli_buf *b, const char *s, size_t len);
+/* Inline: rendering calls these several times per event. */
+static inline void cli_buf_reserve(cli_buf *b, size_t more)
+{
+    if (__builtin_expect(b->cap - b->len < more, 0))
+        cli_buf_grow(b, more);
+}
+
+static inline void cli_buf_add(cli_buf *b, const void *data, size_t n)
+{
+    cli_buf_reserve(b, n);
+    memcpy(b->p + b->len, data, n);
+    b->len += n;
+}
+
+static inline void cli_buf_addc(cli_buf *b, char c)
+{
+    cli_buf_reserve(b, 1);
+    b->p[b->len++] = c;
+}
+
+/* Write the buffer to f and empty it; -1 on a write error. */
+int cli_buf_flush(cli_buf *b, FILE *f);
+
+/* The JSON literal for a string as a NUL-terminated malloc'ed string. */
+char *cli_json_quote(const char *s, size_t len);
+
+/* ------------------------------------------------------------------ */
+/* Pointer-keyed hash map (e.g. caches keyed by rec_type or rec_entry  */
+/* pointers, which are only valid within a chunk: clear it when the     */
+/* chunk changes).                                                      */
+/* ------------------------------------------------------------------ */
+
+typedef struct cli_ptrmap {
+    struct cli_ptrmap_slot { const void *key; uintptr_t value; } *slots;
+    size_t n, cap;   /* cap is a power of two (0 before the first put) */
+} cli_ptrmap;
+
+/* true and *value set if key is present. */
+bool cli_ptrmap_get(const cli_ptrmap *m, const void *key, uintptr_t *value);
+void cli_ptrmap_put(cli_ptrmap *m, const void *key, uintptr_t value);
+void cli_ptrmap_clear(cli_ptrmap *m);
+void cli_ptrmap_free(cli_ptrmap *m);
+
+/* ------------------------------------------------------------------ */
+/* Chunk tracking.                                                     */
+/* ------------------------------------------------------------------ */
+
+/* True when the reader moved to another chunk since the last call (or on
+ * the first call): caches keyed by rec_type/rec_entry pointers must be
+ * cleared then. *last starts at UINT64_MAX for each file. */
+bool cli_chunk_changed(const rec_reader *r, uint64_t *last,
+                       rec_chunk_info *info);
+
+#endif
