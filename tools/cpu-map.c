@@ -1,0 +1,156 @@
+/*
+ * tools/cpu-map.c - the small hash tables rec-cpu folds events into.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <rec/record.h>
+
+#include "cpu-model.h"
+
+static inline uint64_t mix64(uint64_t x)
+{
+    /* splitmix64 finaliser: pointers and tids have low-entropy low bits. */
+    x ^= x >> 30;
+    x *= 0xbf58476d1ce4e5b9ull;
+    x ^= x >> 27;
+    x *= 0x94d049bb133111ebull;
+    x ^= x >> 31;
+    return x;
+}
+
+void cpu_map_free(cpu_map *m)
+{
+    free(m->keys);
+    free(m->vals);
+    memset(m, 0, sizeof *m);
+}
+
+void cpu_map_clear(cpu_map *m)
+{
+    if (m->keys)
+        memset(m->keys, 0, m->cap * sizeof *m->keys);
+    m->n = 0;
+}
+
+uint32_t cpu_map_get(const cpu_map *m, uint64_t key)
+{
+    if (!m->cap)
+        return UINT32_MAX;
+    size_t mask = m->cap - 1;
+    for (size_t i = mix64(key) & mask;; i = (i + 1) & mask) {
+        if (m->keys[i] == key)
+            return m->vals[i];
+        if (m->keys[i] == 0)
+            return UINT32_MAX;
+    }
+}
+
+static void map_insert(uint64_t *keys, uint32_t *vals, size_t cap,
+                       uint64_t key, uint32_t val)
+{
+    size_t mask = cap - 1;
+    size_t i = mix64(key) & mask;
+    while (keys[i] != 0 && keys[i] != key)
+        i = (i + 1) & mask;
+    keys[i] = key;
+    vals[i] = val;
+}
+
+int cpu_map_put(cpu_map *m, uint64_t key, uint32_t val)
+{
+    if ((m->n + 1) * 2 > m->cap) {
+        size_t cap = m->cap ? m->cap * 2 : 64;
+        uint64_t *keys = calloc(cap, sizeof *keys);
+        uint32_t *vals = calloc(cap, sizeof *vals);
+        if (!keys || !vals) {
+            free(keys);
+            free(vals);
+            return REC_ENOMEM;
+        }
+        for (size_t i = 0; i < m->cap; i++)
+            if (m->keys[i])
+                map_insert(keys, vals, cap, m->keys[i], m->vals[i]);
+        free(m->keys);
+        free(m->vals);
+        m->keys = keys;
+        m->vals = vals;
+        m->cap = cap;
+    }
+    if (cpu_map_get(m, key) == UINT32_MAX)
+        m->n++;
+    map_insert(m->keys, m->vals, m->cap, key, val);
+    return 0;
+}
+
+/* ---- strings ------------------------------------------------------ */
+
+static uint64_t hash_str(const char *s, size_t len)
+{
+    uint64_t h = 0xcbf29ce484222325ull;     /* FNV-1a */
+    for (size_t i = 0; i < len; i++) {
+        h ^= (unsigned char)s[i];
+        h *= 0x100000001b3ull;
+    }
+    return h;
+}
+
+void cpu_strtab_free(cpu_strtab *t)
+{
+    for (size_t i = 0; i < t->n; i++)
+        free(t->strs[i]);
+    free(t->strs);
+    free(t->slots);
+    memset(t, 0, sizeof *t);
+}
+
+static int strtab_grow(cpu_strtab *t)
+{
+    size_t nslots = t->nslots ? t->nslots * 2 : 256;
+    uint32_t *slots = calloc(nslots, sizeof *slots);
+    if (!slots)
+        return REC_ENOMEM;
+    for (size_t i = 0; i < t->n; i++) {
+        const char *s = t->strs[i];
+        size_t j = hash_str(s, strlen(s)) & (nslots - 1);
+        while (slots[j])
+            j = (j + 1) & (nslots - 1);
+        slots[j] = (uint32_t)i + 1;
+    }
+    free(t->slots);
+    t->slots = slots;
+    t->nslots = nslots;
+    return 0;
+}
+
+long cpu_strtab_intern(cpu_strtab *t, const char *s, size_t len)
+{
+    len = strnlen(s, len);      /* names are C strings from here on */
+    if ((t->n + 1) * 2 > t->nslots && strtab_grow(t) < 0)
+        return REC_ENOMEM;
+    size_t mask = t->nslots - 1;
+    size_t j = hash_str(s, len) & mask;
+    for (; t->slots[j]; j = (j + 1) & mask) {
+        const char *c = t->strs[t->slots[j] - 1];
+        if (strncmp(c, s, len) == 0 && c[len] == '\0')
+            return (long)t->slots[j] - 1;
+    }
+    if (t->n == t->cap) {
+        size_t cap = t->cap ? t->cap * 2 : 256;
+        char **strs = realloc(t->strs, cap * sizeof *strs);
+        if (!strs)
+            return REC_ENOMEM;
+        t->strs = strs;
+        t->cap = cap;
+    }
+    char *copy = malloc(len + 1);
+    if (!copy)
+        return REC_ENOMEM;
+    memcpy(copy, s, len);
+    copy[len] = '\0';
+    t->strs[t->n] = copy;
+    t->slots[j] = (uint32_t)++t->n;
+    return (long)t->n - 1;
+}
