@@ -1,1 +1,52 @@
-# tests for sampler
+# tests for libsampler: unit tests (settings parsing, queue lock, frame
+# walker) and hazard programs run under the preloaded sampler.
+check_PROGRAMS += tests/test-sampler tests/sampler-check
+tests_test_sampler_SOURCES = tests/test-sampler.c \
+	libsampler/throttle.c libsampler/fpwalk.c
+tests_test_sampler_CFLAGS = $(AM_CFLAGS) $(PTHREAD_CFLAGS)
+tests_test_sampler_LDADD = $(PTHREAD_LIBS)
+
+tests_sampler_check_SOURCES = tests/sampler-check.c
+tests_sampler_check_LDADD = librecord/librecord.la
+
+# Hazard programs: ordinary programs run under LD_PRELOAD (instrumented
+# like everything else under --enable-sanitizers).
+HAZARDS = tests/hazards/burn tests/hazards/forker tests/hazards/execer \
+	tests/hazards/spawner tests/hazards/ownprof tests/hazards/blocker \
+	tests/hazards/manythreads tests/hazards/slowsys tests/hazards/exitthread \
+	tests/hazards/killed tests/hazards/api tests/hazards/altstack \
+	tests/hazards/dlopener
+check_PROGRAMS += $(HAZARDS)
+tests_hazards_burn_SOURCES = tests/hazards/burn.c tests/hazards/hazard.h
+tests_hazards_burn_LDADD = $(PTHREAD_LIBS)
+tests_hazards_forker_SOURCES = tests/hazards/forker.c tests/hazards/hazard.h
+tests_hazards_forker_LDADD = $(PTHREAD_LIBS)
+tests_hazards_execer_SOURCES = tests/hazards/execer.c tests/hazards/hazard.h
+tests_hazards_execer_LDADD = $(PTHREAD_LIBS)
+tests_hazards_spawner_SOURCES = tests/hazards/spawner.c tests/hazards/hazard.h
+tests_hazards_spawner_LDADD = $(PTHREAD_LIBS)
+tests_hazards_ownprof_SOURCES = tests/hazards/ownprof.c tests/hazards/hazard.h
+tests_hazards_ownprof_LDADD = $(PTHREAD_LIBS)
+tests_hazards_blocker_SOURCES = tests/hazards/blocker.c tests/hazards/hazard.h
+tests_hazards_blocker_LDADD = $(PTHREAD_LIBS)
+tests_hazards_manythreads_SOURCES = tests/hazards/manythreads.c tests/hazards/hazard.h
+tests_hazards_manythreads_LDADD = $(PTHREAD_LIBS)
+tests_hazards_slowsys_SOURCES = tests/hazards/slowsys.c tests/hazards/hazard.h
+tests_hazards_slowsys_LDADD = $(PTHREAD_LIBS)
+tests_hazards_exitthread_SOURCES = tests/hazards/exitthread.c tests/hazards/hazard.h
+tests_hazards_exitthread_LDADD = $(PTHREAD_LIBS)
+tests_hazards_killed_SOURCES = tests/hazards/killed.c tests/hazards/hazard.h
+tests_hazards_killed_LDADD = $(PTHREAD_LIBS)
+tests_hazards_altstack_SOURCES = tests/hazards/altstack.c tests/hazards/hazard.h
+tests_hazards_altstack_LDADD = $(PTHREAD_LIBS)
+tests_hazards_dlopener_SOURCES = tests/hazards/dlopener.c tests/hazards/hazard.h
+tests_hazards_dlopener_LDADD = -ldl
+# The module dlopener loads once the recording runs.
+check_LTLIBRARIES += tests/hazards/libhzplugin.la
+tests_hazards_libhzplugin_la_SOURCES = tests/hazards/plugin.c tests/hazards/hazard.h
+tests_hazards_libhzplugin_la_LDFLAGS = -module -avoid-version -rpath /nowhere
+tests_hazards_api_SOURCES = tests/hazards/api.c tests/hazards/hazard.h
+tests_hazards_api_LDADD = libsampler/librecsampler.la librecord/librecord.la $(PTHREAD_LIBS)
+
+TESTS += tests/test-sampler tests/test-sampler-hazards.sh
+dist_check_SCRIPTS += tests/test-sampler-hazards.sh

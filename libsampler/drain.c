@@ -1,0 +1,229 @@
+/*
+ * libsampler/drain.c - the drain: take every thread's queue, lost counters
+ * and lifecycle news under reg_lock (copies only), then, outside it, turn
+ * them into events: ThreadStart, CPUTimeSample (stacks resolved through
+ * stacks.c), CPUTimeSampleLost per reason, ThreadEnd. Runs with drain_lock
+ * held, in the sampler thread, in recs_drain() or at the end of a session.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+#include "internal.h"
+#include "symbols.h"
+
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* What the drain took from one thread under reg_lock. */
+typedef struct titem {
+    rec_id ref, parent_ref;
+    uint32_t nreq;
+    size_t off;                /* into the batch buffer */
+    size_t slot_size;
+    uint64_t lost_n[RECS_LOST_NREASONS], lost_ns[RECS_LOST_NREASONS];
+    bool start, end, snapshot;
+    uint64_t start_ns, start_cpu, end_ns, end_cpu;
+} titem;
+
+static titem *items;
+static size_t nitems, citems;
+
+static int batch_reserve(size_t more)
+{
+    size_t need = recs_g.batch_size + more;
+    static size_t cap;
+
+    if (need > cap) {
+        size_t nc = cap ? cap * 2 : 65536;
+        while (nc < need)
+            nc *= 2;
+        unsigned char *nb = realloc(recs_g.batch, nc);
+        if (!nb)
+            return REC_ENOMEM;
+        recs_g.batch = nb;
+        cap = nc;
+    }
+    return 0;
+}
+
+static titem *item_new(void)
+{
+    if (nitems == citems) {
+        size_t nc = citems ? citems * 2 : 64;
+        titem *n = realloc(items, nc * sizeof *n);
+        if (!n)
+            return NULL;
+        items = n;
+        citems = nc;
+    }
+    memset(&items[nitems], 0, sizeof items[0]);
+    return &items[nitems++];
+}
+
+static void pause_cpu(void)
+{
+    sched_yield();
+}
+
+static rec_id parent_ref(pid_t tid)
+{
+    for (recs_thread *p = recs_g.threads; p; p = p->next)
+        if (p->tid == tid)
+            return recs__thread_ref(p, false);
+    return tid ? recs__thread_ref_tid(tid, NULL) : 0;
+}
+
+/* Take t's queue, lost counters and lifecycle news (reg_lock held). */
+static void collect(recs_thread *t, bool dead, bool final)
+{
+    titem *it;
+    bool locked;
+
+    if (!t->in_session)
+        return;
+    if (!(it = item_new()))
+        return;
+    it->slot_size = t->q.slot_size;
+    it->off = recs_g.batch_size;
+    /* A dead thread has no handler left; after a stop neither has anyone. */
+    locked = dead || !atomic_load(&recs_g.running) ||
+             recs_queue_try_dequeue_lock(&t->q, 100, pause_cpu);
+    if (locked && t->q.slots && t->q.count &&
+        batch_reserve((size_t)t->q.count * t->q.slot_size) == 0) {
+        it->nreq = recs_queue_take(&t->q, recs_g.batch + recs_g.batch_size,
+                                   t->q.count, NULL);
+        recs_g.batch_size += (size_t)it->nreq * t->q.slot_size;
+    }
+    if (locked && !dead && atomic_load(&recs_g.running))
+        recs_queue_unlock(&t->q);
+    for (int i = 0; i < RECS_LOST_NREASONS; i++) {
+        it->lost_n[i] = atomic_exchange(&t->lost[i].count, 0);
+        it->lost_ns[i] = atomic_exchange(&t->lost[i].ns, 0);
+    }
+    if (t->start_pending) {
+        it->start = true;
+        it->start_ns = t->start_ns;
+        it->start_cpu = t->start_cpu;
+        it->parent_ref = parent_ref(t->parent_tid);
+        t->start_pending = false;
+    }
+    if (dead || final) {
+        it->end = true;
+        it->snapshot = !dead;
+        if (dead) {
+            it->end_ns = t->end_ns;
+            it->end_cpu = t->end_cpu;
+        } else {
+            it->end_ns = recs__now_ns();
+            it->end_cpu = recs__thread_cpu_ns(t);
+        }
+        if (t->timer_failed) {
+            /* Never sampled: its whole CPU time in the session is lost. */
+            uint64_t ns = it->end_cpu > t->start_cpu ? it->end_cpu - t->start_cpu : 0;
+            it->lost_ns[RECS_LOST_TIMER] += ns;
+            it->lost_n[RECS_LOST_TIMER] += ns / (recs_g.period_ns ? recs_g.period_ns : 1);
+        }
+        t->in_session = false;
+    }
+    /* Dead threads keep their exit-time name; live ones are re-read at most
+     * once a second, and only when they have something to report. */
+    if (dead || it->nreq || it->start || it->end)
+        it->ref = recs__thread_ref(t, !dead);
+    else {
+        int any = 0;
+        for (int i = 0; i < RECS_LOST_NREASONS; i++)
+            any |= it->lost_n[i] != 0;
+        if (any)
+            it->ref = recs__thread_ref(t, false);
+        else
+            nitems--;    /* nothing to say */
+    }
+}
+
+static void emit_item(const titem *it)
+{
+    rec_stream *st = recs_g.st;
+
+    if (it->start) {
+        struct rec_ThreadStart ev;
+        memset(&ev, 0, sizeof ev);
+        ev.eventThread = it->ref;
+        ev.parentThread = it->parent_ref;
+        ev.cpuTime = it->start_cpu;
+        ev.startTime = it->start_ns;
+        rec_emit_ThreadStart(st, &ev);
+    }
+    for (uint32_t i = 0; i < it->nreq; i++) {
+        const recs_request *r =
+            (const recs_request *)(recs_g.batch + it->off + i * it->slot_size);
+        struct rec_CPUTimeSample ev;
+        bool biased = false;
+        memset(&ev, 0, sizeof ev);
+        ev.eventThread = it->ref;
+        ev.samplingPeriod = r->period_ns;
+        ev.stackTrace = recs__stack_for(r, &biased);
+        ev.failed = ev.stackTrace == 0;
+        ev.biased = biased;
+        ev.startTime = r->time_ns;
+        if (rec_emit_CPUTimeSample(st, &ev) == 0)
+            recs_g.stats.samples++;
+    }
+    for (int i = 0; i < RECS_LOST_NREASONS; i++) {
+        struct rec_CPUTimeSampleLost ev;
+        rec_id reason = 0;
+        if (!it->lost_n[i] && !it->lost_ns[i])
+            continue;
+        rec_intern_cstr(recs_g.w, recs_lost_names[i], &reason);
+        memset(&ev, 0, sizeof ev);
+        ev.eventThread = it->ref;
+        ev.lostSamples = it->lost_n[i];
+        ev.lostTime = it->lost_ns[i];
+        ev.reason = reason;
+        ev.startTime = recs__now_ns();
+        rec_emit_CPUTimeSampleLost(st, &ev);
+        recs_g.stats.lost += it->lost_n[i];
+        recs_g.stats.lost_ns += it->lost_ns[i];
+    }
+    if (it->end) {
+        struct rec_ThreadEnd ev;
+        memset(&ev, 0, sizeof ev);
+        ev.eventThread = it->ref;
+        ev.cpuTime = it->end_cpu;
+        ev.snapshot = it->snapshot;
+        ev.startTime = it->end_ns;
+        rec_emit_ThreadEnd(st, &ev);
+    }
+}
+
+/* One pass over every thread; drain_lock held. final: the session ends
+ * (no handler runs any more): snapshot the live threads. */
+void recs__drain_locked(bool final)
+{
+    recs_thread *dead;
+
+    if (!recs_g.st)
+        return;
+    nitems = 0;
+    recs_g.batch_size = 0;
+    pthread_mutex_lock(&recs_g.reg_lock);
+    for (recs_thread *t = recs_g.threads; t; t = t->next)
+        collect(t, false, final);
+    dead = recs_g.dead;
+    recs_g.dead = NULL;
+    for (recs_thread *t = dead; t; t = t->next)
+        collect(t, true, final);
+    pthread_mutex_unlock(&recs_g.reg_lock);
+
+    for (size_t i = 0; i < nitems; i++)
+        emit_item(&items[i]);
+    /* Modules the symbolizer found on its own rescans (dlopen). */
+    if (nitems)
+        recs_symbols_emit_modules(recs_g.sym, recs_g.st, false);
+    while (dead) {
+        recs_thread *next = dead->next;
+        recs__thread_free(dead);
+        dead = next;
+    }
+}
+

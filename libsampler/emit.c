@@ -1,0 +1,170 @@
+/*
+ * libsampler/emit.c - events that describe the recording rather than the
+ * samples: settings, process and CPU information, Thread pool entries.
+ * Called with drain_lock held.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+#include "internal.h"
+
+#include <fcntl.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#define NAME_REFRESH_NS 1000000000ull
+
+static rec_id str_id(const char *s)
+{
+    rec_id id = 0;
+    if (s && rec_intern_cstr(recs_g.w, s, &id) < 0)
+        id = 0;
+    return id;
+}
+
+void recs__emit_settings(void)
+{
+    struct rec_RecordingSettings ev;
+
+    memset(&ev, 0, sizeof ev);
+    ev.throttle = str_id(recs_g.cfg.throttle_text);
+    ev.samplingPeriod = recs_g.period_ns;
+    ev.signal = (uint64_t)recs_g.signo;
+    ev.unwinder = str_id("frame-pointer+cfi-leaf");
+    ev.stackDepth = recs_g.cfg.depth;
+    ev.queueCapacity = recs_g.capacity;
+    ev.startTime = recs__now_ns();
+    rec_emit_RecordingSettings(recs_g.st, &ev);
+}
+
+/* Read a small /proc file into buf (NUL-terminated); bytes read or -1. */
+static ssize_t read_small(const char *path, char *buf, size_t size)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    size_t n = 0;
+
+    if (fd < 0)
+        return -1;
+    while (n < size - 1) {
+        ssize_t r = read(fd, buf + n, size - 1 - n);
+        if (r <= 0)
+            break;
+        n += (size_t)r;
+    }
+    close(fd);
+    buf[n] = '\0';
+    return (ssize_t)n;
+}
+
+static void emit_process_info(uint64_t now)
+{
+    struct rec_ProcessInfo ev;
+    char exe[4096], cmd[8192];
+    struct utsname u;
+    ssize_t n;
+
+    memset(&ev, 0, sizeof ev);
+    ev.processId = (uint64_t)getpid();
+    ev.parentProcessId = (uint64_t)getppid();
+    n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n > 0) {
+        exe[n] = '\0';
+        ev.executable = str_id(exe);
+    }
+    n = read_small("/proc/self/cmdline", cmd, sizeof cmd);
+    if (n > 0) {
+        for (ssize_t i = 0; i < n - 1; i++)
+            if (cmd[i] == '\0')
+                cmd[i] = ' ';
+        ev.commandLine = str_id(cmd);
+    }
+    if (uname(&u) == 0)
+        ev.hostName = str_id(u.nodename);
+    ev.startTime = now;
+    rec_emit_ProcessInfo(recs_g.st, &ev);
+}
+
+static void emit_cpu_info(uint64_t now)
+{
+    struct rec_CPUInfo ev;
+    cpu_set_t set;
+    static char info[65536];
+    char *model = NULL;
+
+    memset(&ev, 0, sizeof ev);
+    ev.onlineCpus = recs_g.ncpus;
+    if (sched_getaffinity(0, sizeof set, &set) == 0)
+        ev.availableCpus = (uint64_t)CPU_COUNT(&set);
+    /* CONFIG_HZ is not exported; the kernel's tick is left unknown. */
+    ev.clockTickHz = 0;
+    if (read_small("/proc/cpuinfo", info, sizeof info) > 0) {
+        char *p = strstr(info, "model name");
+        if (p && (p = strchr(p, ':'))) {
+            p++;
+            while (*p == ' ' || *p == '\t')
+                p++;
+            model = p;
+            p = strchr(p, '\n');
+            if (p)
+                *p = '\0';
+        }
+    }
+    ev.model = str_id(model);
+    ev.startTime = now;
+    rec_emit_CPUInfo(recs_g.st, &ev);
+}
+
+void recs__emit_process(void)
+{
+    uint64_t now = recs__now_ns();
+    emit_process_info(now);
+    emit_cpu_info(now);
+}
+
+rec_id recs__thread_ref_tid(pid_t tid, const char *name)
+{
+    struct rec_Thread th;
+    rec_id id = 0;
+
+    memset(&th, 0, sizeof th);
+    th.osThreadId = (uint64_t)tid;
+    th.name = name && *name ? str_id(name) : 0;
+    th.processId = (uint64_t)getpid();
+    if (rec_intern_Thread(recs_g.w, &th, &id) < 0)
+        return 0;
+    return id;
+}
+
+/* The thread's pool entry; its name is read from /proc when refresh is
+ * asked and a second has passed (names are set after creation, often by
+ * the thread itself). reg_lock held. */
+rec_id recs__thread_ref(recs_thread *t, bool refresh)
+{
+    char path[64], name[32];
+    uint64_t now;
+
+    if (t->ended) {
+        if (!t->ref || strcmp(t->ref_name, t->name)) {
+            memcpy(t->ref_name, t->name, sizeof t->ref_name);
+            t->ref = recs__thread_ref_tid(t->tid, t->ref_name);
+        }
+        return t->ref;
+    }
+    now = recs__now_ns();
+    if (t->ref && !(refresh && now - t->ref_checked_ns >= NAME_REFRESH_NS))
+        return t->ref;
+    t->ref_checked_ns = now;
+    snprintf(path, sizeof path, "/proc/self/task/%d/comm", (int)t->tid);
+    if (read_small(path, name, sizeof name) <= 0)
+        name[0] = '\0';
+    name[strcspn(name, "\n")] = '\0';
+    if (t->ref && !strncmp(name, t->ref_name, sizeof t->ref_name))
+        return t->ref;
+    snprintf(t->ref_name, sizeof t->ref_name, "%s", name);
+    t->ref = recs__thread_ref_tid(t->tid, t->ref_name);
+    return t->ref;
+}

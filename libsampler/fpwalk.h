@@ -1,0 +1,53 @@
+/*
+ * libsampler/fpwalk.h - bounds-checked frame-pointer walk, run inside the
+ * signal handler.
+ *
+ * Frame layout (x86-64 and aarch64 with frame pointers): fp points at the
+ * saved caller fp, the return address is the next word. Every read is
+ * checked to lie inside [lo, hi) (the thread's stack, recorded when the
+ * thread was registered) and to be aligned, and the chain must strictly
+ * grow towards hi, so a corrupt or foreign chain (code built without frame
+ * pointers using rbp as a general register) ends the walk instead of
+ * faulting or looping.
+ */
+#ifndef RECS_FPWALK_H
+#define RECS_FPWALK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Reads of another frame's stack memory are deliberate (redzones
+ * included): keep the sanitizers out of them. */
+#if defined(__has_attribute)
+#if __has_attribute(no_sanitize)
+#define RECS_NO_SANITIZE __attribute__((no_sanitize("address", "undefined")))
+#endif
+#endif
+#ifndef RECS_NO_SANITIZE
+#define RECS_NO_SANITIZE
+#endif
+
+/* Signal-safe. Copy n words from the stack at addr (bounds checked by the
+ * caller); a loop, not memcpy, which a sanitizer would intercept. */
+RECS_NO_SANITIZE static inline void recs_copy_stack(uint64_t *dst, uint64_t addr,
+                                                   unsigned n)
+{
+    const volatile uint64_t *src = (const volatile uint64_t *)(uintptr_t)addr;
+    for (unsigned i = 0; i < n; i++)
+        dst[i] = src[i];
+}
+
+/* Signal-safe. Walk from fp; write up to max return addresses (innermost
+ * first) to out. Returns the number written; *truncated is set when the walk
+ * stopped at max while the chain went on. */
+unsigned recs_fp_walk(uint64_t fp, uint64_t lo, uint64_t hi,
+                      uint64_t *out, unsigned max, bool *truncated);
+
+/* Signal-safe. True if [addr, addr + len) lies inside [lo, hi). */
+static inline bool recs_in_stack(uint64_t addr, uint64_t len,
+                                 uint64_t lo, uint64_t hi)
+{
+    return addr >= lo && addr < hi && len <= hi - addr;
+}
+
+#endif

@@ -1,0 +1,343 @@
+/*
+ * libsampler/handler.c - the sampling signal handler, and how it coexists
+ * with the program's own signal handling.
+ *
+ * Our handler for the sampling signal stays installed once set (a timer
+ * signal still pending after a stop must not take the default action,
+ * which for SIGPROF terminates the process). If the program installs a
+ * handler for the same signal (sigaction/signal are interposed), rec keeps
+ * its own, warns once, reports the program's action back to the program
+ * from sigaction(), and forwards to the program every signal that is not
+ * one of rec's timer signals (its own setitimer/ITIMER_PROF, kill,
+ * sigqueue): the program loses nothing but the signals rec's timers send,
+ * which it never asked for. The warning says to choose another signal with
+ * rec-start --signal.
+ *
+ * SIGTERM, SIGINT and SIGHUP: if the program leaves them at the default
+ * action, rec installs a handler that asks the sampler thread to finish the
+ * recording (bounded wait) and then re-raises the signal with the default
+ * action, so the exit status is unchanged. A program that installs its own
+ * handler for them later simply replaces ours.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+#include "internal.h"
+#include "fpwalk.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+extern char recs__timer_cookie;
+
+typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
+static sigaction_fn real_sigaction_fn;
+
+static struct sigaction prog_action;      /* the program's action for signo */
+static _Atomic int prog_warned;
+
+static const int fatal_signals[] = { SIGTERM, SIGINT, SIGHUP };
+#define NFATAL (sizeof fatal_signals / sizeof fatal_signals[0])
+static _Atomic int fatal_ours[NFATAL];
+
+_Atomic int recs__fatal_sig;              /* set by the fatal handler */
+sem_t recs__fatal_done;
+
+static int real_sigaction(int sig, const struct sigaction *act,
+                          struct sigaction *old)
+{
+    if (!real_sigaction_fn) {
+        real_sigaction_fn = (sigaction_fn)dlsym(RTLD_NEXT, "sigaction");
+        if (!real_sigaction_fn) {
+            errno = ENOSYS;
+            return -1;
+        }
+    }
+    return real_sigaction_fn(sig, act, old);
+}
+
+void recs__warn(const char *fmt, ...)
+{
+    char buf[512];
+    va_list ap;
+    int n = snprintf(buf, sizeof buf, "rec: ");
+
+    va_start(ap, fmt);
+    n += vsnprintf(buf + n, sizeof buf - (size_t)n - 1, fmt, ap);
+    va_end(ap);
+    if (n > (int)sizeof buf - 2)
+        n = (int)sizeof buf - 2;
+    buf[n++] = '\n';
+    /* stderr only: the program's stdout must stay untouched. */
+    while (write(STDERR_FILENO, buf, (size_t)n) < 0 && errno == EINTR)
+        ;
+}
+
+static bool is_handler(const struct sigaction *sa)
+{
+    return (sa->sa_flags & SA_SIGINFO) ||
+           (sa->sa_handler != SIG_DFL && sa->sa_handler != SIG_IGN);
+}
+
+/* Signal-safe. A signal that is not ours, delivered as the program asked. */
+static void forward(int sig, siginfo_t *si, void *uc)
+{
+    struct sigaction pa = prog_action;
+    sigset_t old;
+
+    if (pa.sa_flags & SA_SIGINFO) {
+        pthread_sigmask(SIG_BLOCK, &pa.sa_mask, &old);
+        pa.sa_sigaction(sig, si, uc);
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+    } else if (pa.sa_handler == SIG_IGN) {
+        return;
+    } else if (pa.sa_handler == SIG_DFL) {
+        /* What would have happened without rec (for SIGPROF: terminate). */
+        struct sigaction dfl;
+        sigset_t set;
+        memset(&dfl, 0, sizeof dfl);
+        dfl.sa_handler = SIG_DFL;
+        real_sigaction(sig, &dfl, NULL);
+        sigemptyset(&set);
+        sigaddset(&set, sig);
+        pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+        raise(sig);
+    } else {
+        pthread_sigmask(SIG_BLOCK, &pa.sa_mask, &old);
+        pa.sa_handler(sig);
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+    }
+}
+
+/* Signal-safe. */
+RECS_NO_SANITIZE static void fill_request(recs_thread *t, recs_request *r, const siginfo_t *si,
+                         const ucontext_t *uc, uint64_t period)
+{
+    struct timespec ts;
+    uint64_t lo = t->stack_lo, hi = t->stack_hi;
+    bool truncated = false;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    r->time_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    r->period_ns = period;
+    r->flags = 0;
+    r->nframes = 0;
+    r->nwindow = 0;
+#if defined(__x86_64__)
+    r->pc = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
+    r->sp = (uint64_t)uc->uc_mcontext.gregs[REG_RSP];
+    r->fp = (uint64_t)uc->uc_mcontext.gregs[REG_RBP];
+    r->lr = 0;
+#elif defined(__aarch64__)
+    r->pc = uc->uc_mcontext.pc;
+    r->sp = uc->uc_mcontext.sp;
+    r->fp = uc->uc_mcontext.regs[29];
+    r->lr = uc->uc_mcontext.regs[30];
+#else
+    r->pc = r->sp = r->fp = r->lr = 0;
+#endif
+    (void)si;
+    /* On another stack (sigaltstack, a coroutine's own stack) the bounds
+     * recorded at registration do not apply: no walk. */
+    if (r->pc == 0 || !recs_in_stack(r->sp, 8, lo, hi)) {
+        r->flags |= RECS_REQ_FAILED;
+        return;
+    }
+    uint64_t avail = (hi - r->sp) / 8;
+    unsigned nw = avail < RECS_WINDOW_WORDS ? (unsigned)avail : RECS_WINDOW_WORDS;
+    recs_copy_stack(r->window, r->sp, nw);
+    r->nwindow = (uint16_t)nw;
+    /* Frames lie above sp: a tighter lower bound than the stack's. */
+    r->nframes = (uint16_t)recs_fp_walk(r->fp, r->sp, hi, r->frames,
+                                        t->q.depth, &truncated);
+    if (truncated)
+        r->flags |= RECS_REQ_TRUNCATED;
+}
+
+/* Signal-safe. */
+static void on_signal(int sig, siginfo_t *si, void *ucv)
+{
+    int saved_errno = errno;
+    recs_thread *t;
+    uint64_t period;
+    recs_request *r;
+
+    if (si->si_code != SI_TIMER || si->si_value.sival_ptr != &recs__timer_cookie) {
+        forward(sig, si, ucv);
+        errno = saved_errno;
+        return;
+    }
+    atomic_fetch_add(&recs_g.inflight, 1);
+    t = recs_self;
+    if (!t) {
+        atomic_fetch_add_explicit(&recs_g.lost_nostate, 1, memory_order_relaxed);
+        goto out;
+    }
+    if (!atomic_load(&recs_g.running))
+        goto out;
+    period = atomic_load_explicit(&t->period_ns, memory_order_relaxed) *
+             ((uint64_t)(si->si_overrun > 0 ? si->si_overrun : 0) + 1);
+    if (!atomic_load(&t->safe)) {
+        recs__thread_add_lost(t, RECS_LOST_UNSAFE, 1, period);
+        goto out;
+    }
+    if (!recs_queue_try_enqueue_lock(&t->q)) {
+        recs__thread_add_lost(t, RECS_LOST_BUSY, 1, period);
+        goto out;
+    }
+    r = recs_queue_reserve(&t->q);
+    if (!r) {
+        recs_queue_unlock(&t->q);
+        recs__thread_add_lost(t, RECS_LOST_FULL, 1, period);
+        goto out;
+    }
+    fill_request(t, r, si, (const ucontext_t *)ucv, period);
+    recs_queue_commit(&t->q);
+    recs_queue_unlock(&t->q);
+out:
+    atomic_fetch_sub(&recs_g.inflight, 1);
+    errno = saved_errno;
+}
+
+int recs__install_handler(int signo)
+{
+    struct sigaction sa, old;
+
+    if (recs_g.signo == signo)
+        return 0;
+    if (recs_g.signo != 0)
+        return REC_EINVAL;   /* one signal per process lifetime */
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_signal;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    if (real_sigaction(signo, &sa, &old) != 0)
+        return REC_EIO;
+    prog_action = old;
+    recs_g.signo = signo;
+    if (is_handler(&old) && !atomic_exchange(&prog_warned, 1))
+        recs__warn("the program has its own handler for signal %d (%s); rec "
+                   "keeps sampling on it and passes the program only the "
+                   "signals rec's timers did not send. Use rec-start --signal "
+                   "to pick a free signal.", signo, strsignal(signo));
+    return 0;
+}
+
+static int fatal_index(int sig)
+{
+    for (size_t i = 0; i < NFATAL; i++)
+        if (fatal_signals[i] == sig)
+            return (int)i;
+    return -1;
+}
+
+static void on_fatal(int sig)
+{
+    int saved_errno = errno;
+    struct sigaction dfl;
+    sigset_t set;
+
+    if (atomic_load(&recs_g.running) && recs_g.sampler_started &&
+        recs_g.pid == getpid() && !atomic_exchange(&recs__fatal_sig, sig)) {
+        struct timespec until;
+        sem_post(&recs_g.wake);
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_sec += 2;
+        while (sem_timedwait(&recs__fatal_done, &until) != 0 && errno == EINTR)
+            ;
+    }
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    real_sigaction(sig, &dfl, NULL);
+    sigemptyset(&set);
+    sigaddset(&set, sig);
+    pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+    raise(sig);
+    errno = saved_errno;
+}
+
+void recs__install_fatal_handlers(void)
+{
+    static bool sem_ready;
+
+    if (!sem_ready) {
+        sem_init(&recs__fatal_done, 0, 0);
+        sem_ready = true;
+    }
+    for (size_t i = 0; i < NFATAL; i++) {
+        struct sigaction sa, old;
+        if (atomic_load(&fatal_ours[i]) ||
+            real_sigaction(fatal_signals[i], NULL, &old) != 0 ||
+            (old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_DFL)
+            continue;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_fatal;
+        sa.sa_flags = SA_RESTART;
+        sigemptyset(&sa.sa_mask);
+        if (real_sigaction(fatal_signals[i], &sa, NULL) == 0)
+            atomic_store(&fatal_ours[i], 1);
+    }
+}
+
+/* Interposed: the program's view of the signals rec uses. */
+int sigaction(int sig, const struct sigaction *act, struct sigaction *oldact)
+{
+    int fi;
+
+    if (sig > 0 && sig == recs_g.signo) {
+        if (oldact)
+            *oldact = prog_action;
+        if (act) {
+            prog_action = *act;
+            if (is_handler(act) && !atomic_exchange(&prog_warned, 1))
+                recs__warn("the program installs its own handler for signal "
+                           "%d (%s); rec keeps sampling on it and passes the "
+                           "program only the signals rec's timers did not "
+                           "send. Use rec-start --signal to pick a free "
+                           "signal.", sig, strsignal(sig));
+        }
+        return 0;
+    }
+    fi = fatal_index(sig);
+    if (fi >= 0 && atomic_load(&fatal_ours[fi])) {
+        int rc;
+        if (!act) {
+            rc = real_sigaction(sig, NULL, oldact);
+            if (rc == 0 && oldact) {
+                memset(oldact, 0, sizeof *oldact);
+                oldact->sa_handler = SIG_DFL;
+            }
+            return rc;
+        }
+        rc = real_sigaction(sig, act, oldact);
+        if (rc == 0) {
+            atomic_store(&fatal_ours[fi], 0);
+            if (oldact) {
+                memset(oldact, 0, sizeof *oldact);
+                oldact->sa_handler = SIG_DFL;
+            }
+        }
+        return rc;
+    }
+    return real_sigaction(sig, act, oldact);
+}
+
+/* Interposed: glibc's signal() calls sigaction internally, past the PLT. */
+sighandler_t signal(int sig, sighandler_t handler)
+{
+    struct sigaction sa, old;
+
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = handler;
+    sa.sa_flags = SA_RESTART;   /* BSD semantics, as glibc's signal() */
+    sigemptyset(&sa.sa_mask);
+    sigaddset(&sa.sa_mask, sig > 0 && sig < NSIG ? sig : 1);
+    if (sigaction(sig, &sa, &old) != 0)
+        return SIG_ERR;
+    return old.sa_handler;
+}

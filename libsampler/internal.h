@@ -1,0 +1,177 @@
+/*
+ * libsampler/internal.h - state shared by the sampler's files:
+ *   thread.c   per-thread state, registration, timers, teardown
+ *   handler.c  the signal handler and the program's own handlers
+ *   sampler.c  start/stop, the sampler thread
+ *   drain.c    queues -> events
+ *   emit.c     events that describe the recording (settings, process, CPU)
+ *   stacks.c   request -> StackTrace (leaf correction, dedup cache)
+ *   preload.c  LD_PRELOAD entry: constructor, pthread_create, fork, exec
+ */
+#ifndef RECS_INTERNAL_H
+#define RECS_INTERNAL_H
+
+#include <pthread.h>
+#include <semaphore.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include <rec/record.h>
+#include "rec/sampler.h"
+#include "queue.h"
+#include "throttle.h"
+
+#define RECS_DEFAULT_DEPTH   64
+#define RECS_MAX_DEPTH       1024
+#define RECS_DRAIN_NS        20000000ull     /* sampler thread wake-up */
+#define RECS_REEVAL_NS       100000000ull    /* rate re-evaluation */
+#define RECS_THREAD_BYTES    (64u << 10)     /* per-thread memory budget */
+
+enum recs_lost_reason {
+    RECS_LOST_FULL,      /* queue-full */
+    RECS_LOST_BUSY,      /* queue-busy */
+    RECS_LOST_UNSAFE,    /* unsafe: registration, teardown, own drain, fork */
+    RECS_LOST_TIMER,     /* timer-failed: the thread had no timer */
+    RECS_LOST_NREASONS
+};
+extern const char *const recs_lost_names[RECS_LOST_NREASONS];
+
+typedef struct recs_lost {
+    _Atomic uint64_t count, ns;
+} recs_lost;
+
+typedef struct recs_thread {
+    /* Used by the handler (on this thread only). */
+    recs_queue q;
+    _Atomic int safe;              /* sampling allowed */
+    _Atomic uint64_t period_ns;    /* period of the armed timer */
+    uint64_t stack_lo, stack_hi;
+    recs_lost lost[RECS_LOST_NREASONS];
+
+    /* Registration, under recs_g.reg_lock. */
+    struct recs_thread *prev, *next;
+    pid_t tid, parent_tid;
+    pthread_t self;
+    clockid_t cpuclock;
+    timer_t timer;
+    bool has_timer, timer_failed;
+    bool in_session;               /* ThreadStart due or written this session */
+    bool start_pending;            /* ThreadStart not written yet */
+    uint64_t start_ns, start_cpu;  /* when sampling began */
+    bool ended;                    /* exited; on the dead list */
+    uint64_t end_ns, end_cpu;
+    char name[16];                 /* at exit (prctl PR_GET_NAME) */
+
+    /* Sampler-owned (under recs_g.drain_lock). */
+    rec_id ref;                    /* Thread pool entry */
+    uint64_t ref_checked_ns;       /* when the name was last read */
+    char ref_name[16];
+} recs_thread;
+
+/* The thread's own state, reached from the handler without a function call
+ * (initial-exec: no lazy TLS allocation inside a signal handler). */
+extern __thread recs_thread *recs_self __attribute__((tls_model("initial-exec")));
+
+typedef struct recs_config {
+    char *output;
+    char *throttle_text;
+    recs_throttle throttle;
+    unsigned depth;
+    uint64_t max_chunk_bytes;
+    uint64_t flush_ns;
+    int signo;
+    unsigned queue_capacity;       /* 0: from the period */
+    bool append, overwrite;
+} recs_config;
+
+typedef struct recs_global {
+    /* Read by the handler. */
+    _Atomic int running;           /* a session is active */
+    _Atomic int inflight;          /* handlers inside the sampling path */
+    _Atomic uint64_t lost_nostate; /* signals on threads without state */
+    int signo;                     /* installed signal, 0 if none yet */
+
+    pthread_mutex_t ctl_lock;      /* start/stop/set_throttle */
+    pthread_mutex_t reg_lock;      /* the thread lists */
+    pthread_mutex_t drain_lock;    /* the writer, stream, symbols */
+    recs_thread *threads;          /* registered, alive */
+    recs_thread *dead;             /* exited during a session, to drain */
+    bool registry;                 /* maintain the registry (not dormant) */
+
+    /* Session (under drain_lock unless noted). */
+    recs_config cfg;
+    uint64_t period_ns;            /* effective period (reg_lock to change) */
+    unsigned ncpus;
+    uint32_t capacity;             /* queue slots for new threads */
+    rec_writer *w;
+    rec_stream *st;
+    struct recs_symbols *sym;
+    pid_t pid;                     /* process that owns the session */
+    pthread_t sampler;
+    bool sampler_started;
+    _Atomic int quit;
+    sem_t wake;
+    uint64_t last_flush_ns, last_reeval_ns;
+    unsigned char *batch;          /* drain copy buffer */
+    size_t batch_size;
+    recs_stats stats;
+    _Atomic uint64_t timer_failures;
+    _Atomic uint64_t threads_seen;
+    int status_fd;                 /* REC_STATUS_FD or -1 */
+} recs_global;
+
+extern recs_global recs_g;
+extern char recs__timer_cookie;   /* si_value of our timers' signals */
+
+/* thread.c */
+recs_thread *recs__thread_new(pid_t parent_tid);   /* caller thread */
+void recs__thread_register(recs_thread *t);        /* link + arm if running */
+void recs__thread_exit(void);                      /* caller thread */
+void recs__thread_free(recs_thread *t);
+int  recs__thread_arm(recs_thread *t, uint64_t period_ns);  /* reg_lock held */
+void recs__thread_disarm(recs_thread *t);                   /* reg_lock held */
+void recs__thread_pause_timer(recs_thread *t);
+void recs__thread_add_lost(recs_thread *t, int reason, uint64_t n, uint64_t ns);
+uint64_t recs__thread_cpu_ns(const recs_thread *t);
+uint32_t recs__queue_capacity(uint64_t period_ns, unsigned depth);
+pid_t recs__gettid(void);
+int recs__block_signal(sigset_t *old);              /* the sampling signal */
+void recs__thread_key_init(void);
+
+/* handler.c */
+int  recs__install_handler(int signo);
+void recs__install_fatal_handlers(void);
+void recs__warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* sampler.c */
+void recs__drain_locked(bool final);
+int  recs__start_config(const recs_config *cfg);
+int  recs__stop(bool from_sampler);
+void recs__after_fork_child(void);
+void recs__config_free(recs_config *cfg);
+int  recs__config_from_env(recs_config *cfg, char *err, size_t errlen);
+uint64_t recs__now_ns(void);
+
+/* preload.c */
+void recs__hooks_once(void);                        /* pthread_atfork */
+int  recs__real_pthread_create(pthread_t *th, const pthread_attr_t *attr,
+                               void *(*fn)(void *), void *arg);
+
+/* emit.c */
+void recs__emit_settings(void);
+void recs__emit_process(void);
+void recs__emit_end(void);
+rec_id recs__thread_ref(recs_thread *t, bool refresh);
+rec_id recs__thread_ref_tid(pid_t tid, const char *name);
+
+/* stacks.c */
+int  recs__stacks_init(void);
+void recs__stacks_free(void);
+/* Stack id for a request (0 when failed), *biased set. */
+rec_id recs__stack_for(const recs_request *r, bool *biased);
+
+#endif

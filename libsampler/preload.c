@@ -1,0 +1,488 @@
+/*
+ * libsampler/preload.c - the LD_PRELOAD entry: start from the environment,
+ * follow threads (pthread_create), fork and exec.
+ *
+ * Which processes record (REC_ROOT_PID is the pid rec-start launched):
+ *   - the root process records into REC_OUTPUT; after an exec the new image
+ *     appends a new recording to the same file (REC_APPEND=1 is added to the
+ *     environment the exec passes on, only if it carries REC_OUTPUT);
+ *   - other processes that inherit the preload (children) stay dormant:
+ *     no handler, no timer, no registry, unless REC_FOLLOW_CHILDREN=1: then
+ *     a child records into "<REC_OUTPUT>.<pid>" and becomes the root of its
+ *     own descendants (REC_OUTPUT and REC_ROOT_PID are updated in its
+ *     environment).
+ *   - fork(): the child of a recording process never touches the parent's
+ *     file; its state is reset (timers are not inherited, the sampler thread
+ *     does not exist there). vfork() and posix_spawn() children share the
+ *     parent's memory until they exec: the exec wrappers see getpid() differ
+ *     from the recording's pid and leave everything alone.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+#include "internal.h"
+
+#include <alloca.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+typedef int (*pthread_create_fn)(pthread_t *, const pthread_attr_t *,
+                                 void *(*)(void *), void *);
+static pthread_create_fn real_pthread_create;
+static bool follow_children;
+static __thread sigset_t fork_mask;
+static __thread int fork_was_safe;
+
+static void *next_sym(const char *name)
+{
+    return dlsym(RTLD_NEXT, name);
+}
+
+int recs__real_pthread_create(pthread_t *th, const pthread_attr_t *attr,
+                              void *(*fn)(void *), void *arg)
+{
+    if (!real_pthread_create) {
+        real_pthread_create = (pthread_create_fn)next_sym("pthread_create");
+        if (!real_pthread_create)
+            return ENOSYS;
+    }
+    return real_pthread_create(th, attr, fn, arg);
+}
+
+/* ------------------------------------------------------------------ */
+/* Threads                                                             */
+/* ------------------------------------------------------------------ */
+
+struct tramp {
+    void *(*fn)(void *);
+    void *arg;
+    pid_t parent;
+};
+
+static void *trampoline(void *p)
+{
+    struct tramp tp = *(struct tramp *)p;
+    recs_thread *t;
+
+    free(p);
+    /* Before the start routine: the thread's first CPU cycles count. Exit
+     * (return, pthread_exit, cancellation) is caught by a key destructor. */
+    if (recs_g.registry && (t = recs__thread_new(tp.parent)))
+        recs__thread_register(t);
+    return tp.fn(tp.arg);
+}
+
+int pthread_create(pthread_t *th, const pthread_attr_t *attr,
+                   void *(*fn)(void *), void *arg)
+{
+    struct tramp *tp;
+    int rc;
+
+    if (!recs_g.registry || !(tp = malloc(sizeof *tp)))
+        return recs__real_pthread_create(th, attr, fn, arg);
+    tp->fn = fn;
+    tp->arg = arg;
+    tp->parent = recs__gettid();
+    rc = recs__real_pthread_create(th, attr, trampoline, tp);
+    if (rc != 0)
+        free(tp);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* fork                                                                */
+/* ------------------------------------------------------------------ */
+
+static void fork_prepare(void)
+{
+    recs_thread *self = recs_self;
+
+    /* A clone() of a large process can take longer than the period: a
+     * signal that interrupted it would restart it forever. */
+    recs__block_signal(&fork_mask);
+    fork_was_safe = self ? atomic_exchange(&self->safe, 0) : 0;
+    /* No lock may be held by a thread that does not exist in the child. */
+    pthread_mutex_lock(&recs_g.ctl_lock);
+    pthread_mutex_lock(&recs_g.drain_lock);
+    pthread_mutex_lock(&recs_g.reg_lock);
+}
+
+static void fork_parent(void)
+{
+    recs_thread *self = recs_self;
+
+    pthread_mutex_unlock(&recs_g.reg_lock);
+    pthread_mutex_unlock(&recs_g.drain_lock);
+    pthread_mutex_unlock(&recs_g.ctl_lock);
+    if (self && fork_was_safe)
+        atomic_store(&self->safe, 1);
+    pthread_sigmask(SIG_SETMASK, &fork_mask, NULL);
+}
+
+static char *child_output(const char *base, pid_t pid)
+{
+    size_t n = strlen(base) + 24;
+    char *p = malloc(n);
+    if (p)
+        snprintf(p, n, "%s.%d", base, (int)pid);
+    return p;
+}
+
+static void become_root(const char *output, pid_t pid)
+{
+    char buf[24];
+
+    snprintf(buf, sizeof buf, "%d", (int)pid);
+    setenv("REC_OUTPUT", output, 1);
+    setenv("REC_ROOT_PID", buf, 1);
+    unsetenv("REC_APPEND");
+}
+
+static void fork_child(void)
+{
+    recs_thread *self = recs_self, *t, *next;
+    bool was_running = atomic_load(&recs_g.running);
+    recs_config cfg;
+    char *out;
+
+    pthread_mutex_unlock(&recs_g.reg_lock);
+    pthread_mutex_unlock(&recs_g.drain_lock);
+    pthread_mutex_unlock(&recs_g.ctl_lock);
+    /* The other threads do not exist here; their timers neither. */
+    for (t = recs_g.threads; t; t = next) {
+        next = t->next;
+        if (t != self)
+            recs__thread_free(t);
+    }
+    for (t = recs_g.dead; t; t = next) {
+        next = t->next;
+        recs__thread_free(t);
+    }
+    recs_g.threads = recs_g.dead = NULL;
+    atomic_store(&recs_g.running, 0);
+    atomic_store(&recs_g.inflight, 0);
+    /* The parent's writer, stream and tables are the parent's: abandoned,
+     * never flushed or closed from here. */
+    recs_g.w = NULL;
+    recs_g.st = NULL;
+    recs_g.sym = NULL;
+    recs_g.sampler_started = false;
+    recs_g.batch_size = 0;
+    recs_g.status_fd = -1;
+    recs__stacks_free();
+    if (self) {
+        memset(&self->lost, 0, sizeof self->lost);
+        self->q.count = 0;
+        atomic_store(&self->q.lock, RECS_UNLOCKED);
+        self->has_timer = self->in_session = self->start_pending = false;
+        self->tid = recs__gettid();
+        self->parent_tid = 0;
+        self->self = pthread_self();
+        if (pthread_getcpuclockid(self->self, &self->cpuclock) != 0)
+            self->cpuclock = CLOCK_THREAD_CPUTIME_ID;
+        self->prev = self->next = NULL;
+        recs_g.threads = self;
+    }
+    if (was_running && follow_children && recs_g.cfg.output &&
+        (out = child_output(recs_g.cfg.output, getpid()))) {
+        become_root(out, getpid());
+        cfg = recs_g.cfg;
+        cfg.output = out;
+        cfg.append = false;
+        cfg.overwrite = true;
+        recs_g.cfg.output = NULL;
+        recs_g.cfg.throttle_text = NULL;
+        recs__start_config(&cfg);
+        free(out);
+        free(cfg.throttle_text);
+    } else {
+        /* Dormant: the handler stays (a pending signal must not kill), the
+         * rest is given up. */
+        recs_g.registry = false;
+        recs_self = NULL;
+        recs__thread_free(self);
+        recs_g.threads = NULL;
+        recs_g.pid = getpid();
+    }
+    if (recs_self && fork_was_safe)
+        atomic_store(&recs_self->safe, atomic_load(&recs_g.running));
+    pthread_sigmask(SIG_SETMASK, &fork_mask, NULL);
+}
+
+static pthread_once_t hooks_once = PTHREAD_ONCE_INIT;
+
+static void hooks_init(void)
+{
+    pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
+
+void recs__hooks_once(void)
+{
+    pthread_once(&hooks_once, hooks_init);
+}
+
+/* ------------------------------------------------------------------ */
+/* exec                                                                */
+/* ------------------------------------------------------------------ */
+
+typedef int (*execve_fn)(const char *, char *const[], char *const[]);
+typedef int (*fexecve_fn)(int, char *const[], char *const[]);
+typedef int (*execveat_fn)(int, const char *, char *const[], char *const[], int);
+
+extern char **environ;
+
+/* True in the process that owns the recording (not in a vfork child, which
+ * shares our memory but has its own pid). */
+static bool owner(void)
+{
+    return atomic_load(&recs_g.running) && recs_g.pid == getpid();
+}
+
+/* envp with REC_APPEND=1, if it carries REC_OUTPUT; NULL if unchanged. */
+static char **env_for_exec(char *const envp[])
+{
+    size_t n = 0;
+    bool has_output = false;
+    char **out;
+
+    if (!envp)
+        return NULL;
+    for (; envp[n]; n++)
+        if (!strncmp(envp[n], "REC_OUTPUT=", 11))
+            has_output = true;
+    if (!has_output || !(out = malloc((n + 2) * sizeof *out)))
+        return NULL;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (strncmp(envp[i], "REC_APPEND=", 11))
+            out[k++] = envp[i];
+    out[k++] = (char *)"REC_APPEND=1";
+    out[k] = NULL;
+    return out;
+}
+
+/* The recording is finished before the image is replaced; if the exec
+ * fails, a new recording is appended and sampling goes on. */
+static void before_exec(void)
+{
+    recs__stop(false);
+}
+
+static void after_failed_exec(void)
+{
+    recs_config cfg = recs_g.cfg;
+    int err = errno;
+
+    if (cfg.output) {
+        cfg.append = true;
+        cfg.overwrite = false;
+        recs__start_config(&cfg);
+    }
+    errno = err;
+}
+
+int execve(const char *path, char *const argv[], char *const envp[])
+{
+    static execve_fn real;
+    char **env;
+    int rc;
+
+    if (!real && !(real = (execve_fn)next_sym("execve")))
+        return errno = ENOSYS, -1;
+    if (!owner())
+        return real(path, argv, envp);
+    env = env_for_exec(envp);
+    before_exec();
+    rc = real(path, argv, env ? env : envp);
+    after_failed_exec();
+    free(env);
+    return rc;
+}
+
+int execv(const char *path, char *const argv[])
+{
+    return execve(path, argv, environ);
+}
+
+int execvpe(const char *file, char *const argv[], char *const envp[])
+{
+    static execve_fn real;
+    char **env;
+    int rc;
+
+    if (!real && !(real = (execve_fn)next_sym("execvpe")))
+        return errno = ENOSYS, -1;
+    if (!owner())
+        return real(file, argv, envp);
+    env = env_for_exec(envp);
+    before_exec();
+    rc = real(file, argv, env ? env : envp);
+    after_failed_exec();
+    free(env);
+    return rc;
+}
+
+int execvp(const char *file, char *const argv[])
+{
+    return execvpe(file, argv, environ);
+}
+
+int fexecve(int fd, char *const argv[], char *const envp[])
+{
+    static fexecve_fn real;
+    char **env;
+    int rc;
+
+    if (!real && !(real = (fexecve_fn)next_sym("fexecve")))
+        return errno = ENOSYS, -1;
+    if (!owner())
+        return real(fd, argv, envp);
+    env = env_for_exec(envp);
+    before_exec();
+    rc = real(fd, argv, env ? env : envp);
+    after_failed_exec();
+    free(env);
+    return rc;
+}
+
+int execveat(int dirfd, const char *path, char *const argv[],
+             char *const envp[], int flags)
+{
+    static execveat_fn real;
+    char **env;
+    int rc;
+
+    if (!real && !(real = (execveat_fn)next_sym("execveat")))
+        return errno = ENOSYS, -1;
+    if (!owner())
+        return real(dirfd, path, argv, envp, flags);
+    env = env_for_exec(envp);
+    before_exec();
+    rc = real(dirfd, path, argv, env ? env : envp, flags);
+    after_failed_exec();
+    free(env);
+    return rc;
+}
+
+/* execl, execlp, execle: collect the variadic arguments. */
+#define COLLECT_ARGS(first, ap, argv)                          \
+    do {                                                                 \
+        size_t n_ = 1;                                                   \
+        va_list c_;                                                      \
+        va_copy(c_, ap);                                                 \
+        while (va_arg(c_, char *))                                       \
+            n_++;                                                        \
+        va_end(c_);                                                      \
+        argv = alloca((n_ + 1) * sizeof(char *));                        \
+        argv[0] = (char *)(first);                                       \
+        for (size_t i_ = 1; i_ <= n_; i_++)                              \
+            argv[i_] = va_arg(ap, char *);                               \
+    } while (0)
+
+int execl(const char *path, const char *arg, ...)
+{
+    va_list ap;
+    char **argv;
+    int rc;
+
+    va_start(ap, arg);
+    COLLECT_ARGS(arg, ap, argv);
+    va_end(ap);
+    rc = execve(path, argv, environ);
+    return rc;
+}
+
+int execlp(const char *file, const char *arg, ...)
+{
+    va_list ap;
+    char **argv;
+
+    va_start(ap, arg);
+    COLLECT_ARGS(arg, ap, argv);
+    va_end(ap);
+    return execvpe(file, argv, environ);
+}
+
+int execle(const char *path, const char *arg, ...)
+{
+    va_list ap;
+    char **argv, **envp = NULL;
+
+    va_start(ap, arg);
+    COLLECT_ARGS(arg, ap, argv);
+    envp = va_arg(ap, char **);
+    va_end(ap);
+    return execve(path, argv, envp);
+}
+
+/* ------------------------------------------------------------------ */
+/* Constructor and destructor                                          */
+/* ------------------------------------------------------------------ */
+
+__attribute__((constructor))
+static void recs_preload_init(void)
+{
+    const char *out = getenv("REC_OUTPUT"), *root = getenv("REC_ROOT_PID");
+    const char *v;
+    char err[256];
+    recs_config cfg;
+    pid_t pid = getpid();
+    recs_thread *t;
+    bool follow = false;
+    char *own = NULL;
+
+    if (!out || !*out)
+        return;               /* linked, not preloaded by rec-start */
+    if ((v = getenv("REC_FOLLOW_CHILDREN")) && *v &&
+        recs_parse_bool(v, &follow) < 0) {
+        recs__warn("invalid REC_FOLLOW_CHILDREN=%s; not recording", v);
+        return;
+    }
+    follow_children = follow;
+    if (!root || !*root) {
+        /* Started without rec-start: this process is the root, and the
+         * children it starts must know they are not. */
+        char buf[24];
+        snprintf(buf, sizeof buf, "%d", (int)pid);
+        setenv("REC_ROOT_PID", buf, 1);
+    } else if (atol(root) != (long)pid) {
+        if (!follow)
+            return;           /* dormant */
+        if (!(own = child_output(out, pid)))
+            return;
+        become_root(own, pid);
+    }
+    if (!own && (v = getenv("REC_STATUS_FD")) && *v) {
+        uint64_t fd;
+        if (recs_parse_uint(v, 0, 1 << 20, &fd) == 0)
+            recs_g.status_fd = (int)fd;
+        /* Each image of the root process (exec) writes its own line;
+         * followed children do not report. */
+    }
+    if (recs__config_from_env(&cfg, err, sizeof err) < 0) {
+        recs__warn("%s; not recording", err);
+        free(own);
+        return;
+    }
+    free(own);
+    recs_g.registry = true;
+    recs__thread_key_init();
+    if ((t = recs__thread_new(0)))
+        recs__thread_register(t);
+    recs__hooks_once();
+    recs__install_fatal_handlers();
+    if (recs__start_config(&cfg) < 0)
+        recs__warn("could not start recording into %s", cfg.output);
+    recs__config_free(&cfg);
+}
+
+__attribute__((destructor))
+static void recs_preload_fini(void)
+{
+    recs__stop(false);
+}

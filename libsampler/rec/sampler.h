@@ -1,0 +1,80 @@
+/*
+ * rec/sampler.h - librecsampler: per-thread CPU-time sampling of the
+ * calling process into a rec recording.
+ *
+ * Every thread gets a timer on its own CPU clock (timer_create on the
+ * thread's CPU-time clock, SIGEV_THREAD_ID) that sends a signal every
+ * period of CPU time the thread consumes. The handler only copies the
+ * registers and a bounds-checked frame-pointer walk into the thread's
+ * bounded queue; a sampler thread drains the queues, symbolizes and writes
+ * CPUTimeSample / CPUTimeSampleLost / ThreadStart / ThreadEnd events.
+ *
+ * Normally loaded with LD_PRELOAD by rec-start(1), which configures it
+ * through REC_* environment variables (libsampler(3)). Programs can also
+ * link it and drive it with the functions below. Threads are caught through
+ * the library's pthread_create(); threads created otherwise (raw clone) are
+ * not sampled.
+ *
+ * Functions return 0 or a negative REC_E* code (rec_strerror()).
+ */
+#ifndef REC_SAMPLER_H
+#define REC_SAMPLER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct recs_options {
+    const char *output;          /* recording path (required) */
+    const char *throttle;        /* "10ms", "500us", "500/s" (NULL: "10ms") */
+    unsigned stack_depth;        /* frames per sample (0: 64, max 1024) */
+    uint64_t max_chunk_bytes;    /* rotate chunks above this (0: writer default) */
+    uint64_t flush_interval_ns;  /* data visible to readers within (0: 1 s) */
+    int signo;                   /* timer signal (0: SIGPROF) */
+    unsigned queue_capacity;     /* requests per thread (0: sized from the period) */
+    bool append;                 /* append a recording to an existing file */
+    bool overwrite;              /* replace an existing file (else REC_EEXIST) */
+} recs_options;
+
+/* Defaults as documented above. */
+void recs_options_init(recs_options *opt);
+
+/* Start recording: open the output, arm a timer for every thread known to
+ * the library (threads created through pthread_create after the library was
+ * loaded, and the calling thread). REC_EINVAL if already recording. */
+int recs_start(const recs_options *opt);
+
+/* Stop: delete the timers, wait for handlers in flight, drain every queue,
+ * write ThreadEnd snapshots of live threads and ProcessUsage, close the
+ * recording. 0 if not recording. The signal handler stays installed (a
+ * signal still pending must not take the default action). */
+int recs_stop(void);
+
+/* Change the throttle ("10ms", "500/s") of the running recording: timers
+ * are re-armed and a RecordingSettings event is written. */
+int recs_set_throttle(const char *throttle);
+
+/* Explicit safe point: drain every thread's queue now (the sampler thread
+ * does it periodically anyway) and flush the recording so that a reader
+ * sees all samples taken before the call. */
+int recs_drain(void);
+
+typedef struct recs_stats {
+    uint64_t samples;            /* CPUTimeSample events written */
+    uint64_t lost;               /* samples lost, overruns included */
+    uint64_t lost_ns;            /* CPU time those stood for */
+    uint64_t threads;            /* threads sampled so far */
+    uint64_t timer_failures;     /* timer_create failures (EAGAIN...) */
+    uint64_t period_ns;          /* current effective period */
+} recs_stats;
+
+/* Totals of the current (or, after recs_stop(), the last) recording. */
+void recs_get_stats(recs_stats *st);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,570 @@
+/*
+ * libsampler/sampler.c - recording sessions: start, stop, the sampler
+ * thread and the drain.
+ *
+ * Locks, outermost first: ctl_lock (start/stop/throttle), drain_lock (the
+ * writer, the stream, the symbol tables: every event is written under it),
+ * reg_lock (the thread lists; short sections only, never held while
+ * symbolizing). The signal handler takes none of them.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+#include "internal.h"
+#include "symbols.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+recs_global recs_g = {
+    .ctl_lock = PTHREAD_MUTEX_INITIALIZER,
+    .reg_lock = PTHREAD_MUTEX_INITIALIZER,
+    .drain_lock = PTHREAD_MUTEX_INITIALIZER,
+    .status_fd = -1,
+};
+
+extern _Atomic int recs__fatal_sig;
+extern sem_t recs__fatal_done;
+
+uint64_t recs__now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* ------------------------------------------------------------------ */
+/* Configuration                                                       */
+/* ------------------------------------------------------------------ */
+
+void recs__config_free(recs_config *cfg)
+{
+    free(cfg->output);
+    free(cfg->throttle_text);
+    memset(cfg, 0, sizeof *cfg);
+}
+
+static int config_copy(recs_config *dst, const recs_config *src)
+{
+    *dst = *src;
+    dst->output = strdup(src->output);
+    dst->throttle_text = strdup(src->throttle_text);
+    if (!dst->output || !dst->throttle_text) {
+        recs__config_free(dst);
+        return REC_ENOMEM;
+    }
+    return 0;
+}
+
+/* Fill cfg from options; strings copied. */
+static int config_from_options(recs_config *cfg, const recs_options *o)
+{
+    const char *thr = o->throttle ? o->throttle : "10ms";
+
+    memset(cfg, 0, sizeof *cfg);
+    if (!o->output || !*o->output)
+        return REC_EINVAL;
+    if (recs_parse_throttle(thr, &cfg->throttle) < 0)
+        return REC_EINVAL;
+    if (o->stack_depth > RECS_MAX_DEPTH)
+        return REC_EINVAL;
+    cfg->depth = o->stack_depth ? o->stack_depth : RECS_DEFAULT_DEPTH;
+    cfg->max_chunk_bytes = o->max_chunk_bytes;
+    cfg->flush_ns = o->flush_interval_ns ? o->flush_interval_ns : 1000000000ull;
+    if (cfg->flush_ns < 10000000ull)
+        cfg->flush_ns = 10000000ull;
+    cfg->signo = o->signo ? o->signo : SIGPROF;
+    cfg->queue_capacity = o->queue_capacity;
+    cfg->append = o->append;
+    cfg->overwrite = o->overwrite;
+    cfg->output = strdup(o->output);
+    cfg->throttle_text = strdup(thr);
+    if (!cfg->output || !cfg->throttle_text) {
+        recs__config_free(cfg);
+        return REC_ENOMEM;
+    }
+    return 0;
+}
+
+int recs__config_from_env(recs_config *cfg, char *err, size_t errlen)
+{
+    recs_options o;
+    const char *v;
+    uint64_t n;
+    bool b;
+    int sig;
+
+    recs_options_init(&o);
+    o.output = getenv("REC_OUTPUT");
+    o.overwrite = true;   /* rec-start decided whether the file may go */
+#define BAD(name) do { snprintf(err, errlen, "invalid %s=%s", name, v); \
+                       return REC_EINVAL; } while (0)
+    if ((v = getenv("REC_THROTTLE")) && *v)
+        o.throttle = v;
+    if ((v = getenv("REC_STACK_DEPTH")) && *v) {
+        if (recs_parse_uint(v, 1, RECS_MAX_DEPTH, &n) < 0)
+            BAD("REC_STACK_DEPTH");
+        o.stack_depth = (unsigned)n;
+    }
+    if ((v = getenv("REC_MAX_CHUNK_SIZE")) && *v) {
+        if (recs_parse_size(v, &n) < 0 || n < 4096)
+            BAD("REC_MAX_CHUNK_SIZE");
+        o.max_chunk_bytes = n;
+    }
+    if ((v = getenv("REC_FLUSH_INTERVAL")) && *v) {
+        if (recs_parse_duration(v, &n) < 0 || n < 10000000ull)
+            BAD("REC_FLUSH_INTERVAL");
+        o.flush_interval_ns = n;
+    }
+    if ((v = getenv("REC_SIGNAL")) && *v) {
+        if (recs_parse_signal(v, &sig) < 0)
+            BAD("REC_SIGNAL");
+        o.signo = sig;
+    }
+    if ((v = getenv("REC_QUEUE_CAPACITY")) && *v) {
+        if (recs_parse_uint(v, 1, 100000, &n) < 0)
+            BAD("REC_QUEUE_CAPACITY");
+        o.queue_capacity = (unsigned)n;
+    }
+    if ((v = getenv("REC_APPEND")) && *v) {
+        if (recs_parse_bool(v, &b) < 0)
+            BAD("REC_APPEND");
+        o.append = b;
+        o.overwrite = !b;
+    }
+    if ((v = getenv("REC_THROTTLE")) && *v) {
+        recs_throttle t;
+        if (recs_parse_throttle(v, &t) < 0)
+            BAD("REC_THROTTLE");
+    }
+#undef BAD
+    if (!o.output || !*o.output) {
+        snprintf(err, errlen, "REC_OUTPUT is not set");
+        return REC_EINVAL;
+    }
+    return config_from_options(cfg, &o);
+}
+
+void recs_options_init(recs_options *opt)
+{
+    memset(opt, 0, sizeof *opt);
+}
+
+/* ------------------------------------------------------------------ */
+/* Period                                                              */
+/* ------------------------------------------------------------------ */
+
+static unsigned online_cpus(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (unsigned)n : 1;
+}
+
+/* Apply a new period to every thread (ctl_lock held, session running). */
+static void set_period(uint64_t period)
+{
+    pthread_mutex_lock(&recs_g.reg_lock);
+    recs_g.period_ns = period;
+    recs_g.stats.period_ns = period;
+    for (recs_thread *t = recs_g.threads; t; t = t->next)
+        if (t->in_session)
+            recs__thread_arm(t, period);
+    pthread_mutex_unlock(&recs_g.reg_lock);
+}
+
+static void reevaluate(void)
+{
+    unsigned n;
+    uint64_t p;
+
+    if (!recs_g.cfg.throttle.is_rate)
+        return;
+    n = online_cpus();
+    if (n == recs_g.ncpus)
+        return;
+    recs_g.ncpus = n;
+    p = recs_throttle_period(&recs_g.cfg.throttle, n);
+    if (p == recs_g.period_ns)
+        return;
+    set_period(p);
+    recs__emit_settings();
+}
+
+/* ------------------------------------------------------------------ */
+/* The sampler thread                                                  */
+/* ------------------------------------------------------------------ */
+
+static void *sampler_main(void *arg)
+{
+    (void)arg;
+    while (!atomic_load(&recs_g.quit)) {
+        struct timespec until;
+        uint64_t now;
+
+        clock_gettime(CLOCK_MONOTONIC, &until);
+        until.tv_nsec += (long)RECS_DRAIN_NS;
+        if (until.tv_nsec >= 1000000000L) {
+            until.tv_sec++;
+            until.tv_nsec -= 1000000000L;
+        }
+        while (sem_clockwait(&recs_g.wake, CLOCK_MONOTONIC, &until) != 0 &&
+               errno == EINTR)
+            ;
+        if (atomic_load(&recs__fatal_sig)) {
+            /* A fatal signal's handler waits for us to finish the file. */
+            recs__stop(true);
+            sem_post(&recs__fatal_done);
+            return NULL;
+        }
+        if (atomic_load(&recs_g.quit))
+            break;
+        now = recs__now_ns();
+        if (recs_g.cfg.throttle.is_rate &&
+            now - recs_g.last_reeval_ns >= RECS_REEVAL_NS &&
+            pthread_mutex_trylock(&recs_g.ctl_lock) == 0) {
+            recs_g.last_reeval_ns = now;
+            pthread_mutex_lock(&recs_g.drain_lock);
+            if (atomic_load(&recs_g.running))
+                reevaluate();
+            pthread_mutex_unlock(&recs_g.drain_lock);
+            pthread_mutex_unlock(&recs_g.ctl_lock);
+        }
+        pthread_mutex_lock(&recs_g.drain_lock);
+        recs__drain_locked(false);
+        if (recs_g.w && now - recs_g.last_flush_ns >= recs_g.cfg.flush_ns) {
+            recs_g.last_flush_ns = now;
+            rec_writer_flush(recs_g.w);
+        }
+        pthread_mutex_unlock(&recs_g.drain_lock);
+    }
+    return NULL;
+}
+
+static int start_sampler_thread(void)
+{
+    sigset_t all, old;
+    int rc;
+
+    /* The sampler thread takes no signal: process-directed ones go to the
+     * program's threads as before. */
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    atomic_store(&recs_g.quit, 0);
+    rc = recs__real_pthread_create(&recs_g.sampler, NULL, sampler_main, NULL);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc != 0)
+        return REC_EIO;
+    pthread_setname_np(recs_g.sampler, "rec-sampler");
+    recs_g.sampler_started = true;
+    return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Start and stop                                                      */
+/* ------------------------------------------------------------------ */
+
+static void session_close(void)
+{
+    if (recs_g.st) {
+        rec_stream_close(recs_g.st);
+        recs_g.st = NULL;
+    }
+    recs__stacks_free();
+    if (recs_g.sym) {
+        recs_symbols_destroy(recs_g.sym);
+        recs_g.sym = NULL;
+    }
+    if (recs_g.w) {
+        int rc = rec_writer_close(recs_g.w);
+        if (rc < 0)
+            recs__warn("closing %s: %s", recs_g.cfg.output, rec_strerror(rc));
+        recs_g.w = NULL;
+    }
+}
+
+int recs__start_config(const recs_config *cfg)
+{
+    rec_writer_options wo;
+    recs_config copy;
+    int rc;
+
+    if ((rc = config_copy(&copy, cfg)) < 0)
+        return rc;
+    pthread_mutex_lock(&recs_g.ctl_lock);
+    if (atomic_load(&recs_g.running)) {
+        rc = REC_EINVAL;
+        goto out_unlock;
+    }
+    if ((rc = recs__install_handler(copy.signo)) < 0)
+        goto out_unlock;
+    pthread_mutex_lock(&recs_g.drain_lock);
+    recs__config_free(&recs_g.cfg);
+    recs_g.cfg = copy;
+    copy.output = copy.throttle_text = NULL;
+    recs_g.ncpus = online_cpus();
+    recs_g.period_ns = recs_throttle_period(&recs_g.cfg.throttle, recs_g.ncpus);
+    recs_g.capacity = recs__queue_capacity(recs_g.period_ns, recs_g.cfg.depth);
+    memset(&recs_g.stats, 0, sizeof recs_g.stats);
+    recs_g.stats.period_ns = recs_g.period_ns;
+    atomic_store(&recs_g.timer_failures, 0);
+    atomic_store(&recs_g.threads_seen, 0);
+    recs_g.pid = getpid();
+
+    rec_writer_options_init(&wo);
+    wo.max_chunk_bytes = recs_g.cfg.max_chunk_bytes;
+    wo.append = recs_g.cfg.append;
+    wo.overwrite = recs_g.cfg.overwrite;
+    if ((rc = rec_writer_open(&recs_g.w, recs_g.cfg.output, &wo)) < 0) {
+        recs__warn("cannot open %s: %s", recs_g.cfg.output, rec_strerror(rc));
+        recs_g.w = NULL;
+        goto out_drain;
+    }
+    if ((rc = rec_stream_open(recs_g.w, &recs_g.st)) < 0 ||
+        (rc = recs_symbols_create(&recs_g.sym, recs_g.w)) < 0 ||
+        (rc = recs__stacks_init()) < 0) {
+        session_close();
+        goto out_drain;
+    }
+    recs_symbols_scan(recs_g.sym);
+    sem_destroy(&recs_g.wake);
+    sem_init(&recs_g.wake, 0, 0);
+
+    recs__emit_settings();
+    recs__emit_process();
+    recs_symbols_emit_modules(recs_g.sym, recs_g.st, true);
+
+    /* The calling thread is sampled too (the main thread under preload;
+     * a program's thread that calls recs_start). */
+    if (!recs_self) {
+        recs_thread *t = recs__thread_new(0);
+        if (t)
+            recs__thread_register(t);
+    }
+    pthread_mutex_lock(&recs_g.reg_lock);
+    atomic_store(&recs_g.running, 1);
+    for (recs_thread *t = recs_g.threads; t; t = t->next)
+        recs__thread_arm(t, recs_g.period_ns);
+    pthread_mutex_unlock(&recs_g.reg_lock);
+    recs_g.last_flush_ns = recs_g.last_reeval_ns = recs__now_ns();
+    rec_writer_flush(recs_g.w);
+    pthread_mutex_unlock(&recs_g.drain_lock);
+
+    if ((rc = start_sampler_thread()) < 0) {
+        pthread_mutex_unlock(&recs_g.ctl_lock);
+        recs__stop(false);
+        return rc;
+    }
+    pthread_mutex_unlock(&recs_g.ctl_lock);
+    return 0;
+
+out_drain:
+    pthread_mutex_unlock(&recs_g.drain_lock);
+out_unlock:
+    pthread_mutex_unlock(&recs_g.ctl_lock);
+    recs__config_free(&copy);
+    return rc;
+}
+
+static void write_status(void)
+{
+    char line[128];
+    int n;
+
+    if (recs_g.status_fd < 0)
+        return;
+    n = snprintf(line, sizeof line, "samples=%llu lost=%llu\n",
+                 (unsigned long long)recs_g.stats.samples,
+                 (unsigned long long)recs_g.stats.lost);
+    if (write(recs_g.status_fd, line, (size_t)n) < 0) {
+        /* rec-start went away: nothing to tell. */
+    }
+}
+
+static void emit_usage(void)
+{
+    struct rusage ru;
+    struct rec_ProcessUsage ev;
+
+    if (getrusage(RUSAGE_SELF, &ru) != 0)
+        return;
+    memset(&ev, 0, sizeof ev);
+    ev.userTime = (uint64_t)ru.ru_utime.tv_sec * 1000000000u +
+                  (uint64_t)ru.ru_utime.tv_usec * 1000u;
+    ev.systemTime = (uint64_t)ru.ru_stime.tv_sec * 1000000000u +
+                    (uint64_t)ru.ru_stime.tv_usec * 1000u;
+    ev.maxRss = (uint64_t)ru.ru_maxrss * 1024u;
+    ev.voluntarySwitches = (uint64_t)ru.ru_nvcsw;
+    ev.involuntarySwitches = (uint64_t)ru.ru_nivcsw;
+    ev.startTime = recs__now_ns();
+    rec_emit_ProcessUsage(recs_g.st, &ev);
+}
+
+/* True if the sampling signal is pending for thread tid. */
+static bool signal_pending(pid_t tid)
+{
+    char path[64], buf[4096], *p;
+    unsigned long long mask;
+    ssize_t n;
+    int fd;
+
+    snprintf(path, sizeof path, "/proc/self/task/%d/status", (int)tid);
+    if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+        return false;
+    n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return false;
+    buf[n] = '\0';
+    if (!(p = strstr(buf, "\nSigPnd:")))
+        return false;
+    mask = strtoull(p + 8, NULL, 16);
+    return (mask >> (recs_g.signo - 1)) & 1;
+}
+
+/* Stop the timers, giving a signal already pending in a thread a moment
+ * to be delivered first (bounded: 50 ms in all): stopping a timer
+ * invalidates its pending signal. reg_lock held. */
+static void wait_pending(void)
+{
+    pid_t me = recs__gettid();
+    uint64_t until = recs__now_ns() + 50000000ull;
+
+    for (recs_thread *t = recs_g.threads; t; t = t->next) {
+        if (!t->in_session || !t->has_timer)
+            continue;
+        while (t->tid != me && signal_pending(t->tid) && recs__now_ns() < until)
+            sched_yield();
+        recs__thread_pause_timer(t);
+    }
+}
+
+int recs__stop(bool from_sampler)
+{
+    pthread_mutex_lock(&recs_g.ctl_lock);
+    if (!atomic_load(&recs_g.running) || recs_g.pid != getpid()) {
+        pthread_mutex_unlock(&recs_g.ctl_lock);
+        return 0;
+    }
+    if (recs_g.sampler_started) {
+        atomic_store(&recs_g.quit, 1);
+        sem_post(&recs_g.wake);
+        if (!from_sampler)
+            pthread_join(recs_g.sampler, NULL);
+        else
+            pthread_detach(recs_g.sampler);
+        recs_g.sampler_started = false;
+    }
+    /* Stop the timers first, handlers still enqueueing, so that signals
+     * already pending are recorded. */
+    pthread_mutex_lock(&recs_g.reg_lock);
+    wait_pending();
+    atomic_store(&recs_g.running, 0);
+    for (recs_thread *t = recs_g.threads; t; t = t->next)
+        recs__thread_disarm(t);
+    pthread_mutex_unlock(&recs_g.reg_lock);
+    /* Handlers that saw running == 1 are still copying: let them finish
+     * before the queues are read for the last time. */
+    for (int i = 0; atomic_load(&recs_g.inflight) && i < 100000; i++)
+        sched_yield();
+
+    pthread_mutex_lock(&recs_g.drain_lock);
+    recs__drain_locked(true);
+    emit_usage();
+    recs_g.stats.timer_failures = atomic_load(&recs_g.timer_failures);
+    recs_g.stats.threads = atomic_load(&recs_g.threads_seen);
+    write_status();
+    session_close();
+    pthread_mutex_unlock(&recs_g.drain_lock);
+    pthread_mutex_unlock(&recs_g.ctl_lock);
+    return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Public API                                                          */
+/* ------------------------------------------------------------------ */
+
+int recs_start(const recs_options *opt)
+{
+    recs_config cfg;
+    int rc;
+
+    if (!opt)
+        return REC_EINVAL;
+    if ((rc = config_from_options(&cfg, opt)) < 0)
+        return rc;
+    recs_g.registry = true;
+    recs__thread_key_init();
+    recs__hooks_once();
+    rc = recs__start_config(&cfg);
+    recs__config_free(&cfg);
+    return rc;
+}
+
+int recs_stop(void)
+{
+    return recs__stop(false);
+}
+
+int recs_set_throttle(const char *throttle)
+{
+    recs_throttle t;
+    char *text;
+
+    if (recs_parse_throttle(throttle, &t) < 0)
+        return REC_EINVAL;
+    if (!(text = strdup(throttle)))
+        return REC_ENOMEM;
+    pthread_mutex_lock(&recs_g.ctl_lock);
+    if (!atomic_load(&recs_g.running)) {
+        pthread_mutex_unlock(&recs_g.ctl_lock);
+        free(text);
+        return REC_EINVAL;
+    }
+    pthread_mutex_lock(&recs_g.drain_lock);
+    free(recs_g.cfg.throttle_text);
+    recs_g.cfg.throttle_text = text;
+    recs_g.cfg.throttle = t;
+    recs_g.ncpus = online_cpus();
+    set_period(recs_throttle_period(&t, recs_g.ncpus));
+    recs__emit_settings();
+    pthread_mutex_unlock(&recs_g.drain_lock);
+    pthread_mutex_unlock(&recs_g.ctl_lock);
+    return 0;
+}
+
+int recs_drain(void)
+{
+    recs_thread *self = recs_self;
+    int was_safe = 0, rc = 0;
+
+    if (!atomic_load(&recs_g.running))
+        return 0;
+    /* Our own signals during the drain are counted lost (unsafe). */
+    if (self)
+        was_safe = atomic_exchange(&self->safe, 0);
+    pthread_mutex_lock(&recs_g.drain_lock);
+    if (recs_g.w) {
+        recs__drain_locked(false);
+        rc = rec_writer_flush(recs_g.w);
+        recs_g.last_flush_ns = recs__now_ns();
+    }
+    pthread_mutex_unlock(&recs_g.drain_lock);
+    if (self && was_safe)
+        atomic_store(&self->safe, 1);
+    return rc < 0 ? rc : 0;
+}
+
+void recs_get_stats(recs_stats *st)
+{
+    pthread_mutex_lock(&recs_g.drain_lock);
+    *st = recs_g.stats;
+    st->timer_failures = atomic_load(&recs_g.timer_failures);
+    st->threads = atomic_load(&recs_g.threads_seen);
+    pthread_mutex_unlock(&recs_g.drain_lock);
+}

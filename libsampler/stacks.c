@@ -1,0 +1,206 @@
+/*
+ * libsampler/stacks.c - sample request -> StackTrace pool entry.
+ *
+ * The handler leaves the interrupted pc, a frame-pointer chain and a copy
+ * of the top of the stack. Here, outside the handler:
+ *   - a pc outside every executable mapping (JIT code, a trampoline the
+ *     scan cannot see) is dropped and the caller becomes the top frame:
+ *     the sample is marked biased;
+ *   - the frameless-leaf correction (symbols.h) puts back the caller that
+ *     a walk starting in a function without its frame (a leaf, or any
+ *     function in its prologue/epilogue) skips;
+ *   - identical raw stacks are looked up in a cache so that each is
+ *     symbolized once.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+#include "internal.h"
+#include "symbols.h"
+#include "format.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define CACHE_SLOTS  (1u << 14)
+#define ARENA_MAX    (8u << 20)          /* pcs kept before the cache restarts */
+#define MAX_PCS      (RECS_MAX_DEPTH + 2)
+#define RESCAN_NS    100000000ull
+
+struct slot {
+    uint64_t hash;                       /* 0: empty */
+    uint32_t off, n;                     /* key words in the arena */
+    rec_id stack;
+    bool biased;
+};
+
+static struct slot *slots;
+static size_t used;
+static uint64_t *arena;
+static size_t arena_len, arena_cap;
+static uint64_t last_scan_ns;
+
+int recs__stacks_init(void)
+{
+    recs__stacks_free();
+    slots = calloc(CACHE_SLOTS, sizeof *slots);
+    return slots ? 0 : REC_ENOMEM;
+}
+
+void recs__stacks_free(void)
+{
+    free(slots);
+    free(arena);
+    slots = NULL;
+    arena = NULL;
+    used = arena_len = arena_cap = 0;
+}
+
+static uint64_t hash_words(const uint64_t *w, size_t n)
+{
+    uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
+    for (size_t i = 0; i < n; i++) {
+        h ^= w[i];
+        h *= 0xff51afd7ed558ccdull;
+        h ^= h >> 32;
+    }
+    return h ? h : 1;
+}
+
+static void cache_reset(void)
+{
+    memset(slots, 0, CACHE_SLOTS * sizeof *slots);
+    used = 0;
+    arena_len = 0;
+}
+
+static bool in_exec(uint64_t pc)
+{
+    uint64_t now;
+
+    if (recs_symbols_is_executable(recs_g.sym, pc))
+        return true;
+    /* Perhaps a library loaded since the last scan. */
+    now = recs__now_ns();
+    if (now - last_scan_ns < RESCAN_NS)
+        return false;
+    last_scan_ns = now;
+    if (recs_symbols_scan(recs_g.sym) > 0)
+        recs_symbols_emit_modules(recs_g.sym, recs_g.st, false);
+    return recs_symbols_is_executable(recs_g.sym, pc);
+}
+
+/* The key words: [flags, pc0, pc1, ...]; flags bit0 = the first pc is a
+ * return address (biased), bit1 = truncated. */
+static size_t build_key(const recs_request *r, uint64_t *key, bool *biased)
+{
+    size_t n = 1;
+    uint64_t flags = 0;
+    uint32_t first = 0;
+
+    *biased = false;
+    if (in_exec(r->pc)) {
+        uint64_t ret = 0;
+        int rc;
+        key[n++] = r->pc;
+        rc = recs_symbols_leaf_return(recs_g.sym, r->pc, r->sp, r->window,
+                                      r->nwindow, &ret);
+        if (rc == 1 && r->lr)
+            ret = r->lr;
+        if ((rc == 0 || rc == 1) && ret) {
+            key[n++] = ret;
+            /* The chain may already start at that caller (a walk from a
+             * frame the leaf did set up, seen through a stale rbp). */
+            if (r->nframes && r->frames[0] == ret)
+                first = 1;
+        }
+    } else {
+        *biased = true;
+        flags |= 1;
+    }
+    for (uint32_t i = first; i < r->nframes && n < MAX_PCS; i++)
+        key[n++] = r->frames[i];
+    if (r->flags & RECS_REQ_TRUNCATED)
+        flags |= 2;
+    key[0] = flags;
+    return n;
+}
+
+static rec_id intern_stack(const uint64_t *key, size_t n)
+{
+    static rec_id ids[REC_MAX_ARRAY];
+    size_t nids = 0;
+    bool truncated = (key[0] & 2) != 0;
+    struct rec_StackTrace st;
+    rec_id id = 0;
+
+    for (size_t i = 1; i < n; i++) {
+        size_t got = 0;
+        bool is_ret = i > 1 || (key[0] & 1);
+        if (nids == REC_MAX_ARRAY) {
+            truncated = true;
+            break;
+        }
+        if (recs_symbols_frames(recs_g.sym, key[i], is_ret, ids + nids,
+                                REC_MAX_ARRAY - nids, &got) < 0)
+            continue;
+        nids += got;
+    }
+    if (nids == 0)
+        return 0;
+    memset(&st, 0, sizeof st);
+    st.truncated = truncated;
+    st.frames = ids;
+    st.frames_count = nids;
+    if (rec_intern_StackTrace(recs_g.w, &st, &id) < 0)
+        return 0;
+    return id;
+}
+
+rec_id recs__stack_for(const recs_request *r, bool *biased)
+{
+    static uint64_t key[MAX_PCS + 1];
+    size_t n;
+    uint64_t h;
+    size_t i;
+    rec_id id;
+
+    *biased = false;
+    if (r->flags & RECS_REQ_FAILED)
+        return 0;
+    n = build_key(r, key, biased);
+    if (n < 2)
+        return 0;
+    h = hash_words(key, n);
+    for (i = h & (CACHE_SLOTS - 1);; i = (i + 1) & (CACHE_SLOTS - 1)) {
+        struct slot *s = &slots[i];
+        if (!s->hash)
+            break;
+        if (s->hash == h && s->n == n &&
+            !memcmp(arena + s->off, key, n * sizeof key[0]))
+            return s->stack;
+    }
+    id = intern_stack(key, n);
+    if (!id)
+        return 0;
+    if (used >= CACHE_SLOTS / 4 * 3 || arena_len + n > ARENA_MAX) {
+        cache_reset();
+        for (i = h & (CACHE_SLOTS - 1); slots[i].hash; i = (i + 1) & (CACHE_SLOTS - 1))
+            ;
+    }
+    if (arena_len + n > arena_cap) {
+        size_t nc = arena_cap ? arena_cap * 2 : 65536;
+        while (nc < arena_len + n)
+            nc *= 2;
+        uint64_t *na = realloc(arena, nc * sizeof *na);
+        if (!na)
+            return id;
+        arena = na;
+        arena_cap = nc;
+    }
+    memcpy(arena + arena_len, key, n * sizeof key[0]);
+    slots[i] = (struct slot){ h, (uint32_t)arena_len, (uint32_t)n, id, *biased };
+    arena_len += n;
+    used++;
+    return id;
+}

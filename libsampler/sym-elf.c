@@ -1,0 +1,629 @@
+/*
+ * libsampler/sym-elf.c - what one module's files say about an address:
+ * ELF symbol tables, DWARF lines and inlined scopes, .eh_frame CFI.
+ *
+ * Everything is read lazily, the first time a pc of the module needs it, and
+ * stays mapped (ELF_C_READ_MMAP) so that names can point into the string
+ * tables. The caller holds the recs_symbols mutex: libdw handles are not
+ * shared between threads otherwise.
+ */
+#include "config.h"
+#include "sym-internal.h"
+
+#include <dwarf.h>
+#include <elfutils/libdwelf.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define DEBUG_ROOT "/usr/lib/debug"
+
+/* DWARF whose compressed sections would inflate beyond this is not opened
+ * inside the profiled process (Debian's libc debug file inflates to 10 MB;
+ * with libdw's tables the demo's RSS grew by 18 MB): the module keeps its
+ * symbol table names, and its build-id allows offline symbolization. */
+#define RECS_MAX_INFLATED_DWARF (4u << 20)
+
+static Elf_Scn *find_section(Elf *elf, const char *name, GElf_Shdr *shdr)
+{
+    size_t shstrndx;
+    Elf_Scn *scn = NULL;
+
+    if (elf_getshdrstrndx(elf, &shstrndx) < 0)
+        return NULL;
+    while ((scn = elf_nextscn(elf, scn)) != NULL) {
+        const char *n;
+        if (!gelf_getshdr(scn, shdr))
+            continue;
+        n = elf_strptr(elf, shstrndx, shdr->sh_name);
+        if (n && !strcmp(n, name))
+            return scn;
+    }
+    return NULL;
+}
+
+static bool has_debug_info(Elf *elf)
+{
+    GElf_Shdr sh;
+    Elf_Scn *scn = find_section(elf, ".debug_info", &sh);
+    return scn && sh.sh_type != SHT_NOBITS && sh.sh_size > 0;
+}
+
+/* Bytes libdw would allocate to decompress elf's compressed debug sections
+ * (it inflates them all when the Dwarf is opened). Uncompressed sections
+ * are mapped and cost only the pages touched. */
+static uint64_t inflated_debug_bytes(Elf *elf)
+{
+    size_t shstrndx;
+    Elf_Scn *scn = NULL;
+    uint64_t total = 0;
+
+    if (elf_getshdrstrndx(elf, &shstrndx) < 0)
+        return 0;
+    while ((scn = elf_nextscn(elf, scn)) != NULL) {
+        GElf_Shdr sh;
+        GElf_Chdr ch;
+        const char *n;
+        if (!gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_COMPRESSED))
+            continue;
+        n = elf_strptr(elf, shstrndx, sh.sh_name);
+        if (n && !strncmp(n, ".debug_", 7) && gelf_getchdr(scn, &ch))
+            total += ch.ch_size;
+    }
+    return total;
+}
+
+static Dwarf *open_dwarf(Elf *elf)
+{
+    if (inflated_debug_bytes(elf) > RECS_MAX_INFLATED_DWARF)
+        return NULL;
+    return dwarf_begin_elf(elf, DWARF_C_READ, NULL);
+}
+
+static void hex_build_id(Elf *elf, char *hex, size_t size)
+{
+    const void *id;
+    ssize_t n = dwelf_elf_gnu_build_id(elf, &id);
+
+    hex[0] = '\0';
+    if (n <= 0 || (size_t)n * 2 + 1 > size)
+        return;
+    for (ssize_t i = 0; i < n; i++)
+        snprintf(hex + 2 * i, 3, "%02x", ((const unsigned char *)id)[i]);
+}
+
+/* Open path as a debug file for m: an ELF with DWARF and, when both carry
+ * one, the same build-id (a stale debug file gives wrong lines). */
+static bool try_debug_file(recs_module *m, const char *path)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    Elf *elf;
+    char id[sizeof m->build_id];
+
+    if (fd < 0)
+        return false;
+    elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+    if (elf && elf_kind(elf) == ELF_K_ELF && has_debug_info(elf)) {
+        hex_build_id(elf, id, sizeof id);
+        if (!m->build_id[0] || !id[0] || !strcmp(id, m->build_id)) {
+            m->dbg_fd = fd;
+            m->dbg_elf = elf;
+            return true;
+        }
+    }
+    if (elf)
+        elf_end(elf);
+    close(fd);
+    return false;
+}
+
+/* The standard places (gdb's and elfutils' order): the .build-id tree, then
+ * the .gnu_debuglink name next to the file, in .debug/, and under the debug
+ * root. No debuginfod: the sampler runs inside the profiled program. */
+static void find_debug_file(recs_module *m)
+{
+    char path[4096];
+    GElf_Shdr sh;
+    Elf_Scn *scn;
+
+    if (m->build_id[0] && m->build_id[1] && m->build_id[2]) {
+        snprintf(path, sizeof path, DEBUG_ROOT "/.build-id/%.2s/%s.debug",
+                 m->build_id, m->build_id + 2);
+        if (try_debug_file(m, path))
+            return;
+    }
+    scn = find_section(m->elf, ".gnu_debuglink", &sh);
+    if (scn && m->path[0] == '/') {
+        Elf_Data *d = elf_getdata(scn, NULL);
+        const char *link = d && d->d_buf ? d->d_buf : NULL;
+        const char *slash = strrchr(m->path, '/');
+        int dirlen = (int)(slash - m->path);
+
+        if (!link || !memchr(link, '\0', d->d_size) || !link[0] || strchr(link, '/'))
+            return;
+        snprintf(path, sizeof path, "%.*s/%s", dirlen, m->path, link);
+        if (strcmp(path, m->path) && try_debug_file(m, path))
+            return;
+        snprintf(path, sizeof path, "%.*s/.debug/%s", dirlen, m->path, link);
+        if (try_debug_file(m, path))
+            return;
+        snprintf(path, sizeof path, DEBUG_ROOT "%.*s/%s", dirlen, m->path, link);
+        try_debug_file(m, path);
+    }
+}
+
+/* Which of several names of one address to show: a plain global name
+ * before a weak one before a local one, and any before a versioned alias
+ * of the static table ("clock_gettime@@GLIBC_2.17"). */
+static int sym_rank(const GElf_Sym *sym, const char *name)
+{
+    int bind = GELF_ST_BIND(sym->st_info);
+    int r = bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1 : 2;
+    if (GELF_ST_VISIBILITY(sym->st_other) != STV_DEFAULT)
+        r += 3;
+    if (strchr(name, '@'))
+        r += 6;
+    return r;
+}
+
+struct raw_sym {
+    struct recs_sym s;
+    int rank;
+};
+
+static int cmp_raw_sym(const void *a, const void *b)
+{
+    const struct raw_sym *x = a, *y = b;
+    if (x->s.addr != y->s.addr)
+        return x->s.addr < y->s.addr ? -1 : 1;
+    if (x->rank != y->rank)
+        return x->rank - y->rank;
+    return (x->s.size < y->s.size) - (x->s.size > y->s.size);  /* bigger first */
+}
+
+/* Function symbols of the first table of the given type, sorted by address,
+ * one per address (global before weak before local: aliases share it). */
+static int load_symtab(recs_module *m, Elf *elf, Elf32_Word type)
+{
+    Elf_Scn *scn = NULL;
+    GElf_Shdr sh;
+
+    while ((scn = elf_nextscn(elf, scn)) != NULL) {
+        Elf_Data *d;
+        size_t n, k = 0;
+        struct raw_sym *raw;
+
+        if (!gelf_getshdr(scn, &sh) || sh.sh_type != type || !sh.sh_entsize)
+            continue;
+        d = elf_getdata(scn, NULL);
+        if (!d)
+            continue;
+        n = sh.sh_size / sh.sh_entsize;
+        if (n == 0)
+            continue;
+        raw = malloc(n * sizeof *raw);
+        if (!raw)
+            return REC_ENOMEM;
+        for (size_t i = 1; i < n; i++) {
+            GElf_Sym sym;
+            const char *name;
+            int t;
+            if (!gelf_getsym(d, (int)i, &sym))
+                continue;
+            t = GELF_ST_TYPE(sym.st_info);
+            if ((t != STT_FUNC && t != STT_GNU_IFUNC) || sym.st_shndx == SHN_UNDEF ||
+                sym.st_value == 0)
+                continue;
+            name = elf_strptr(elf, sh.sh_link, sym.st_name);
+            if (!name || !name[0])
+                continue;
+            raw[k].s.addr = sym.st_value;
+            raw[k].s.size = sym.st_size;
+            raw[k].s.name = name;
+            raw[k].rank = sym_rank(&sym, name);
+            k++;
+        }
+        qsort(raw, k, sizeof *raw, cmp_raw_sym);
+        m->syms = malloc((k ? k : 1) * sizeof *m->syms);
+        if (!m->syms) {
+            free(raw);
+            return REC_ENOMEM;
+        }
+        m->nsyms = 0;
+        for (size_t i = 0; i < k; i++)
+            if (i == 0 || raw[i].s.addr != raw[i - 1].s.addr)
+                m->syms[m->nsyms++] = raw[i].s;
+        free(raw);
+        return 1;
+    }
+    return 0;
+}
+
+int recs__module_load(recs_module *m)
+{
+    int rc;
+
+    if (m->load_state)
+        return m->load_state > 0 ? 0 : REC_ENOTFOUND;
+    m->load_state = -1;
+    m->fd = m->dbg_fd = -1;
+    if (m->image) {
+        m->elf = elf_memory((char *)m->image, m->image_size);
+    } else {
+        m->fd = open(m->path, O_RDONLY | O_CLOEXEC);
+        if (m->fd < 0)
+            return REC_EIO;
+        m->elf = elf_begin(m->fd, ELF_C_READ_MMAP, NULL);
+    }
+    if (!m->elf || elf_kind(m->elf) != ELF_K_ELF)
+        goto fail;
+    if (m->build_id[0]) {
+        /* The file on disk must be the one mapped (not replaced since). */
+        char id[sizeof m->build_id];
+        hex_build_id(m->elf, id, sizeof id);
+        if (id[0] && strcmp(id, m->build_id))
+            goto fail;
+    }
+
+    if (has_debug_info(m->elf))
+        m->dwarf = open_dwarf(m->elf);
+    else if (!m->image)
+        find_debug_file(m);
+    if (!m->dwarf && m->dbg_elf)
+        m->dwarf = open_dwarf(m->dbg_elf);
+    m->eh_cfi = dwarf_getcfi_elf(m->elf);
+    if (m->dwarf)
+        m->dbg_cfi = dwarf_getcfi(m->dwarf);
+
+    rc = load_symtab(m, m->elf, SHT_SYMTAB);
+    if (rc == 0 && m->dbg_elf)
+        rc = load_symtab(m, m->dbg_elf, SHT_SYMTAB);
+    if (rc == 0)
+        rc = load_symtab(m, m->elf, SHT_DYNSYM);
+    if (rc < 0)
+        goto fail;
+    m->load_state = 1;
+    return 0;
+
+fail:
+    recs__module_unload(m);
+    m->load_state = -1;
+    return REC_ENOTFOUND;
+}
+
+void recs__module_unload(recs_module *m)
+{
+    /* dwarf_end also frees the dbg_cfi it owns; eh_cfi belongs to elf. */
+    if (m->dwarf)
+        dwarf_end(m->dwarf);
+    if (m->eh_cfi)
+        dwarf_cfi_end(m->eh_cfi);
+    if (m->dbg_elf)
+        elf_end(m->dbg_elf);
+    if (m->elf)
+        elf_end(m->elf);
+    if (m->dbg_fd >= 0)
+        close(m->dbg_fd);
+    if (m->fd >= 0)
+        close(m->fd);
+    free(m->syms);
+    free(m->cus);
+    free(m->fns);
+    free(m->fn_cus);
+    m->fns = NULL;
+    m->fn_cus = NULL;
+    m->nfns = m->nfn_cus = 0;
+    m->cus = NULL;
+    m->ncus = 0;
+    m->cus_built = false;
+    m->dwarf = NULL;
+    m->eh_cfi = m->dbg_cfi = NULL;
+    m->elf = m->dbg_elf = NULL;
+    m->fd = m->dbg_fd = -1;
+    m->syms = NULL;
+    m->nsyms = 0;
+    m->load_state = 0;
+}
+
+const char *recs__module_symbol(recs_module *m, uint64_t vaddr)
+{
+    size_t lo = 0, hi = m->nsyms;
+
+    /* Last symbol starting at or before vaddr. */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (m->syms[mid].addr <= vaddr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == 0)
+        return NULL;
+    /* A few predecessors too: a sized function can contain a nested symbol
+     * (assembly entry points) that ends before vaddr. */
+    for (size_t i = lo, k = 0; i-- > 0 && k < 4; k++) {
+        const struct recs_sym *s = &m->syms[i];
+        if (vaddr - s->addr < s->size)
+            return s->name;
+        if (s->size == 0 && i == lo - 1)
+            return s->name;      /* unsized (hand-written) symbol: nearest wins */
+    }
+    return NULL;
+}
+
+static const char *die_name(Dwarf_Die *die)
+{
+    Dwarf_Attribute a;
+    const char *n;
+
+    n = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &a));
+    if (!n)
+        n = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &a));
+    if (!n)
+        n = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &a));
+    return n;
+}
+
+struct cu_range {
+    uint64_t lo, hi;
+    Dwarf_Off off;                   /* of the CU DIE */
+};
+
+static int cmp_cu_range(const void *a, const void *b)
+{
+    const struct cu_range *x = a, *y = b;
+    return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* Address ranges of every CU, for when .debug_aranges is missing or
+ * incomplete (dwarf_addrdie fails): built once, then binary searched, so a
+ * pc outside every CU (assembly, PLT) costs a lookup, not a pass over the
+ * CUs. */
+static void build_cu_table(recs_module *m)
+{
+    Dwarf_Off off = 0, next;
+    size_t hsize, n = 0, cap = 0;
+    struct cu_range *v = NULL;
+
+    m->cus_built = true;
+    while (dwarf_nextcu(m->dwarf, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+        Dwarf_Die cu;
+        Dwarf_Addr base, start, end;
+        ptrdiff_t it = 0;
+
+        if (dwarf_offdie(m->dwarf, off + hsize, &cu)) {
+            while ((it = dwarf_ranges(&cu, it, &base, &start, &end)) > 0) {
+                if (end <= start)
+                    continue;
+                if (n == cap) {
+                    struct cu_range *nv;
+                    cap = cap ? 2 * cap : 256;
+                    nv = realloc(v, cap * sizeof *v);
+                    if (!nv) {
+                        free(v);
+                        return;
+                    }
+                    v = nv;
+                }
+                v[n++] = (struct cu_range){ start, end, off + hsize };
+            }
+        }
+        off = next;
+    }
+    if (n)
+        qsort(v, n, sizeof *v, cmp_cu_range);
+    m->cus = v;
+    m->ncus = n;
+}
+
+static bool find_cu(recs_module *m, uint64_t vaddr, Dwarf_Die *cudie)
+{
+    const struct cu_range *v;
+    size_t lo = 0, hi;
+
+    if (dwarf_addrdie(m->dwarf, vaddr, cudie))
+        return true;
+    if (!m->cus_built)
+        build_cu_table(m);
+    v = m->cus;
+    hi = m->ncus;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (v[mid].lo <= vaddr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (size_t i = lo, k = 0; i-- > 0 && k < 8; k++)
+        if (vaddr < v[i].hi)
+            return dwarf_offdie(m->dwarf, v[i].off, cudie) != NULL;
+    return false;
+}
+
+#define MAX_NEST 64
+
+/* The chain of DIEs under parent that contain vaddr (inlined calls, through
+ * lexical blocks), appended to chain; returns the new depth. (dwarf_getscopes
+ * would follow an inlined call into its abstract definition and lose the
+ * subprogram that holds the code, the frame needed most.) */
+static int pc_chain(Dwarf_Die *parent, uint64_t vaddr, Dwarf_Die *chain, int depth)
+{
+    Dwarf_Die child;
+
+    if (dwarf_child(parent, &child) != 0)
+        return depth;
+    do {
+        int tag = dwarf_tag(&child);
+        if ((tag == DW_TAG_inlined_subroutine || tag == DW_TAG_lexical_block ||
+             tag == DW_TAG_try_block || tag == DW_TAG_catch_block) &&
+            dwarf_haspc(&child, vaddr) > 0) {
+            if (tag == DW_TAG_inlined_subroutine) {
+                if (depth >= MAX_NEST)
+                    return depth;
+                chain[depth++] = child;
+            }
+            return pc_chain(&child, vaddr, chain, depth);
+        }
+    } while (dwarf_siblingof(&child, &child) == 0);
+    return depth;
+}
+
+struct fn_range {
+    uint64_t lo, hi;
+    Dwarf_Off off;                   /* of the subprogram DIE */
+};
+
+static int cmp_fn_range(const void *a, const void *b)
+{
+    const struct fn_range *x = a, *y = b;
+    return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+struct fn_list {
+    struct fn_range *v;
+    size_t n, cap;
+    bool nomem;
+};
+
+static void collect_fns(Dwarf_Die *parent, struct fn_list *l)
+{
+    Dwarf_Die child;
+
+    if (dwarf_child(parent, &child) != 0)
+        return;
+    do {
+        int tag = dwarf_tag(&child);
+        if (tag == DW_TAG_subprogram) {
+            Dwarf_Addr base, start, end;
+            ptrdiff_t it = 0;
+            while ((it = dwarf_ranges(&child, it, &base, &start, &end)) > 0) {
+                if (end <= start)
+                    continue;
+                if (l->n == l->cap) {
+                    size_t cap = l->cap ? 2 * l->cap : 64;
+                    struct fn_range *v = realloc(l->v, cap * sizeof *v);
+                    if (!v) {
+                        l->nomem = true;
+                        return;
+                    }
+                    l->v = v;
+                    l->cap = cap;
+                }
+                l->v[l->n++] = (struct fn_range){ start, end, dwarf_dieoffset(&child) };
+            }
+        } else if (tag == DW_TAG_namespace || tag == DW_TAG_module) {
+            collect_fns(&child, l);   /* functions of a namespace are its children */
+        }
+    } while (dwarf_siblingof(&child, &child) == 0);
+}
+
+/* Index the subprograms of a CU the first time one of its pcs is resolved:
+ * one pass over the CU instead of one per pc (walking a CU's top-level DIEs
+ * means skipping every type and declaration of its headers). */
+static void index_cu(recs_module *m, Dwarf_Die *cudie)
+{
+    Dwarf_Off off = dwarf_dieoffset(cudie);
+    struct fn_list l = { 0 };
+    struct fn_range *merged;
+    Dwarf_Off *cus;
+    size_t i, j, k;
+
+    for (i = 0; i < m->nfn_cus; i++)
+        if (m->fn_cus[i] == off)
+            return;
+    cus = realloc(m->fn_cus, (m->nfn_cus + 1) * sizeof *cus);
+    if (!cus)
+        return;
+    m->fn_cus = cus;
+    m->fn_cus[m->nfn_cus++] = off;
+    collect_fns(cudie, &l);
+    if (l.nomem || l.n == 0) {
+        free(l.v);
+        return;
+    }
+    qsort(l.v, l.n, sizeof *l.v, cmp_fn_range);
+    merged = malloc((m->nfns + l.n) * sizeof *merged);
+    if (!merged) {
+        free(l.v);
+        return;
+    }
+    for (i = j = k = 0; i < m->nfns || j < l.n;)
+        merged[k++] = j >= l.n || (i < m->nfns && m->fns[i].lo <= l.v[j].lo)
+                          ? m->fns[i++] : l.v[j++];
+    free(l.v);
+    free(m->fns);
+    m->fns = merged;
+    m->nfns = k;
+}
+
+/* The subprogram DIE whose code holds vaddr. */
+static bool find_fn(recs_module *m, Dwarf_Die *cudie, uint64_t vaddr, Dwarf_Die *fn)
+{
+    size_t lo = 0, hi;
+
+    index_cu(m, cudie);
+    hi = m->nfns;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (m->fns[mid].lo <= vaddr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (size_t i = lo, k = 0; i-- > 0 && k < 8; k++)
+        if (vaddr < m->fns[i].hi)
+            return dwarf_offdie(m->dwarf, m->fns[i].off, fn) != NULL;
+    return false;
+}
+
+size_t recs__module_srcframes(recs_module *m, uint64_t vaddr,
+                              recs_srcframe *out, size_t max)
+{
+    Dwarf_Die cudie, chain[MAX_NEST];
+    Dwarf_Line *line;
+    Dwarf_Files *files = NULL;
+    const char *file = NULL;
+    int lineno = 0, depth;
+    size_t n = 0, nfiles = 0;
+
+    if (!m->dwarf || max == 0 || !find_cu(m, vaddr, &cudie))
+        return 0;
+    line = dwarf_getsrc_die(&cudie, vaddr);
+    if (line) {
+        file = dwarf_linesrc(line, NULL, NULL);
+        if (dwarf_lineno(line, &lineno) != 0 || lineno < 0)
+            lineno = 0;
+    }
+    depth = 0;
+    if (find_fn(m, &cudie, vaddr, &chain[0]))
+        depth = pc_chain(&chain[0], vaddr, chain, 1);
+    /* Innermost first; the outermost (physical) function always kept. */
+    for (int i = depth - 1; i >= 0; i--) {
+        bool inlined = dwarf_tag(&chain[i]) == DW_TAG_inlined_subroutine;
+        Dwarf_Attribute a;
+        Dwarf_Word w;
+
+        if (!inlined || n + 1 < max)
+            out[n++] = (recs_srcframe){ die_name(&chain[i]), file,
+                                        (unsigned)lineno, inlined };
+        if (!inlined)
+            break;
+        /* The outer frame is at the call site of this inlined call. */
+        file = NULL;
+        lineno = 0;
+        if (dwarf_formudata(dwarf_attr(&chain[i], DW_AT_call_file, &a), &w) == 0) {
+            if (!files)
+                dwarf_getsrcfiles(&cudie, &files, &nfiles);
+            if (files && w < nfiles)
+                file = dwarf_filesrc(files, w, NULL, NULL);
+        }
+        if (dwarf_formudata(dwarf_attr(&chain[i], DW_AT_call_line, &a), &w) == 0)
+            lineno = (int)w;
+    }
+    if (n == 0 && file)   /* code covered by the line table only */
+        out[n++] = (recs_srcframe){ NULL, file, (unsigned)lineno, false };
+    return n;
+}

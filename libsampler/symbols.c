@@ -1,0 +1,739 @@
+/*
+ * libsampler/symbols.c - the process's module map, the pc -> Frame cache and
+ * the Module/Frame pool entries (see symbols.h). ELF/DWARF reading is in
+ * sym-elf.c.
+ *
+ * The module list comes from dl_iterate_phdr, which sees exactly what the
+ * loader mapped, with load biases and in-memory program headers (build-ids
+ * are read from the PT_NOTE segments without opening any file). It is
+ * called without our mutex held so that the lock order is never "ours, then
+ * the loader's" against a dlopen constructor that might call into the
+ * sampler.
+ */
+#include "config.h"
+#include "sym-internal.h"
+
+#include <dlfcn.h>
+#include <elf.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <unistd.h>
+
+#define RESCAN_NS    100000000ull   /* at most one automatic rescan per 100 ms */
+#define CACHE_MAX    (1u << 16)     /* pcs cached before the cache restarts (2 MiB) */
+
+struct cache_slot {
+    uint64_t key;                   /* (pc << 1 | is_return) + 1; 0 = empty */
+    uint32_t first;                 /* index in ids[] */
+    uint16_t count;
+    uint16_t unresolved;            /* no module: retry after a new scan */
+};
+
+typedef char *(*demangle_fn)(const char *, char *, size_t *, int *);
+
+struct recs_symbols {
+    pthread_mutex_t lock;
+    rec_writer *w;
+    demangle_fn demangle;           /* __cxa_demangle if the program has it */
+    recs_module **mods;             /* sorted by lo */
+    size_t nmods;
+    recs_range *ranges;             /* executable segments, sorted */
+    size_t nranges;
+    uint64_t generation;
+    uint64_t last_scan_ns;
+    struct cache_slot *slots;       /* open addressing, power-of-two size */
+    size_t cap, used;
+    rec_id *ids;
+    size_t nids, capids;
+    recs_symbols_stats stats;
+};
+
+/* ------------------------------------------------------------------ */
+/* Scanning                                                            */
+/* ------------------------------------------------------------------ */
+
+/* One module as dl_iterate_phdr reports it. */
+struct found {
+    char *path;
+    uint64_t bias;
+    recs_range seg[RECS_MAX_SEGMENTS];
+    unsigned nseg;
+    char build_id[129];
+    const unsigned char *vdso;      /* ELF header of the vdso, else NULL */
+};
+
+struct found_list {
+    struct found *v;
+    size_t n, cap;
+    int err;
+    uintptr_t vdso_ehdr;
+    bool first;
+};
+
+static void note_build_id(const unsigned char *p, size_t size, size_t align,
+                          char *hex, size_t hexsize)
+{
+    while (size >= sizeof(ElfW(Nhdr))) {
+        const ElfW(Nhdr) *nh = (const ElfW(Nhdr) *)p;
+        size_t name = (nh->n_namesz + align - 1) & ~(align - 1);
+        size_t desc = (nh->n_descsz + align - 1) & ~(align - 1);
+        size_t len = sizeof *nh + name + desc;
+
+        if (name > size || desc > size || len > size)
+            return;
+        if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 &&
+            !memcmp(p + sizeof *nh, "GNU", 4) && nh->n_descsz * 2 < hexsize) {
+            const unsigned char *d = p + sizeof *nh + name;
+            static const char digits[] = "0123456789abcdef";
+            for (size_t i = 0; i < nh->n_descsz; i++) {
+                hex[2 * i] = digits[d[i] >> 4];
+                hex[2 * i + 1] = digits[d[i] & 15];
+            }
+            hex[2 * nh->n_descsz] = '\0';
+            return;
+        }
+        p += len;
+        size -= len;
+    }
+}
+
+static char *self_exe(void)
+{
+    char buf[4096];
+    ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+
+    if (n <= 0)
+        return strdup("[main]");
+    buf[n] = '\0';
+    return strdup(buf);
+}
+
+static int found_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    struct found_list *l = arg;
+    struct found f;
+    bool first = l->first;
+
+    l->first = false;
+    memset(&f, 0, sizeof f);
+    f.bias = info->dlpi_addr;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && ph->p_memsz &&
+            f.nseg < RECS_MAX_SEGMENTS) {
+            f.seg[f.nseg].start = info->dlpi_addr + ph->p_vaddr;
+            f.seg[f.nseg].end = f.seg[f.nseg].start + ph->p_memsz;
+            f.nseg++;
+        } else if (ph->p_type == PT_NOTE && !f.build_id[0]) {
+            note_build_id((const unsigned char *)(info->dlpi_addr + ph->p_vaddr),
+                          ph->p_memsz, ph->p_align == 8 ? 8 : 4,
+                          f.build_id, sizeof f.build_id);
+        }
+    }
+    if (f.nseg == 0)
+        return 0;
+    if (l->vdso_ehdr && info->dlpi_phnum &&
+        (uintptr_t)info->dlpi_phdr - l->vdso_ehdr < 4096) {
+        f.vdso = (const unsigned char *)l->vdso_ehdr;
+        f.path = strdup("[vdso]");
+    } else if (info->dlpi_name && info->dlpi_name[0]) {
+        f.path = strdup(info->dlpi_name);
+    } else if (first) {
+        f.path = self_exe();
+    } else {
+        return 0;
+    }
+    if (!f.path)
+        goto nomem;
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? 2 * l->cap : 32;
+        struct found *v = realloc(l->v, cap * sizeof *v);
+        if (!v) {
+            free(f.path);
+            goto nomem;
+        }
+        l->v = v;
+        l->cap = cap;
+    }
+    l->v[l->n++] = f;
+    return 0;
+nomem:
+    l->err = REC_ENOMEM;
+    return 1;
+}
+
+/* Copy of the vdso image (the ELF file is not on disk). Its PT_LOAD maps
+ * whole pages from the image's start; the section headers follow the
+ * loaded bytes but lie in those pages. Nothing beyond them is read. */
+static int copy_vdso(recs_module *m, const unsigned char *ehdr_p)
+{
+    const ElfW(Ehdr) *eh = (const ElfW(Ehdr) *)ehdr_p;
+    size_t size = 0, page = (size_t)sysconf(_SC_PAGESIZE), sh_end;
+
+    if (memcmp(eh->e_ident, ELFMAG, SELFMAG) || eh->e_phentsize != sizeof(ElfW(Phdr)))
+        return REC_EINVAL;
+    for (int i = 0; i < eh->e_phnum; i++) {
+        const ElfW(Phdr) *ph = (const ElfW(Phdr) *)(ehdr_p + eh->e_phoff) + i;
+        if (ph->p_type == PT_LOAD && ph->p_offset + ph->p_filesz > size)
+            size = ph->p_offset + ph->p_filesz;
+    }
+    sh_end = eh->e_shoff + (size_t)eh->e_shnum * eh->e_shentsize;
+    if (size < sizeof *eh || size > (1u << 20) ||
+        sh_end > (size + page - 1) / page * page)
+        return REC_EINVAL;
+    if (sh_end > size)
+        size = sh_end;
+    m->image = malloc(size);
+    if (!m->image)
+        return REC_ENOMEM;
+    memcpy(m->image, ehdr_p, size);
+    m->image_size = size;
+    return 0;
+}
+
+static void module_free(recs_module *m)
+{
+    if (!m)
+        return;
+    recs__module_unload(m);
+    free(m->image);
+    free(m->path);
+    free(m);
+}
+
+static int module_new(recs_symbols *s, struct found *f, recs_module **out)
+{
+    recs_module *m = calloc(1, sizeof *m);
+    struct rec_Module mod;
+    rec_id bid = 0;
+    int rc;
+
+    if (!m)
+        return REC_ENOMEM;
+    m->fd = m->dbg_fd = -1;
+    m->path = f->path;
+    f->path = NULL;
+    m->bias = f->bias;
+    memcpy(m->seg, f->seg, sizeof m->seg);
+    m->nseg = f->nseg;
+    m->lo = UINT64_MAX;
+    for (unsigned i = 0; i < m->nseg; i++) {
+        if (m->seg[i].start < m->lo)
+            m->lo = m->seg[i].start;
+        if (m->seg[i].end > m->hi)
+            m->hi = m->seg[i].end;
+    }
+    memcpy(m->build_id, f->build_id, sizeof m->build_id);
+    if (f->vdso && (rc = copy_vdso(m, f->vdso)) == REC_ENOMEM)
+        goto fail;
+    if ((rc = rec_intern_cstr(s->w, m->path, &m->path_id)) < 0)
+        goto fail;
+    if (m->build_id[0] && (rc = rec_intern_cstr(s->w, m->build_id, &bid)) < 0)
+        goto fail;
+    memset(&mod, 0, sizeof mod);
+    mod.path = m->path_id;
+    mod.buildId = bid;
+    mod.baseAddress = m->bias;
+    mod.size = m->hi - m->lo;
+    if ((rc = rec_intern_Module(s->w, &mod, &m->module_id)) < 0)
+        goto fail;
+    *out = m;
+    return 0;
+fail:
+    module_free(m);
+    return rc;
+}
+
+static int cmp_mod(const void *a, const void *b)
+{
+    const recs_module *x = *(recs_module *const *)a, *y = *(recs_module *const *)b;
+    return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+static int cmp_range(const void *a, const void *b)
+{
+    const recs_range *x = a, *y = b;
+    return x->start < y->start ? -1 : x->start > y->start;
+}
+
+static void cache_clear(recs_symbols *s, bool unresolved_only);
+
+/* Merge a scan into the module list (lock held). */
+static int merge(recs_symbols *s, struct found_list *l)
+{
+    size_t added = 0, removed = 0, nr = 0;
+    recs_module **mods;
+    recs_range *ranges;
+    int rc = 0;
+
+    for (size_t i = 0; i < s->nmods; i++)
+        s->mods[i]->seen = false;
+    mods = malloc((s->nmods + l->n + 1) * sizeof *mods);
+    if (!mods)
+        return REC_ENOMEM;
+    for (size_t i = 0; i < l->n; i++) {
+        struct found *f = &l->v[i];
+        recs_module *m = NULL;
+        for (size_t j = 0; j < s->nmods; j++) {
+            recs_module *o = s->mods[j];
+            if (!o->seen && o->bias == f->bias && o->seg[0].start == f->seg[0].start &&
+                !strcmp(o->path, f->path)) {
+                m = o;
+                break;
+            }
+        }
+        if (m) {
+            m->seen = true;
+            continue;
+        }
+        if ((rc = module_new(s, f, &m)) < 0)
+            break;
+        m->seen = true;
+        mods[s->nmods + added++] = m;
+    }
+    /* Keep the known modules still mapped, drop the others. */
+    size_t n = 0;
+    for (size_t i = 0; i < s->nmods; i++) {
+        if (s->mods[i]->seen) {
+            mods[n++] = s->mods[i];
+        } else {
+            module_free(s->mods[i]);
+            removed++;
+        }
+    }
+    for (size_t i = 0; i < added; i++)
+        mods[n++] = mods[s->nmods + i];
+    qsort(mods, n, sizeof *mods, cmp_mod);
+    free(s->mods);
+    s->mods = mods;
+    s->nmods = n;
+
+    for (size_t i = 0; i < n; i++)
+        nr += mods[i]->nseg;
+    ranges = malloc((nr ? nr : 1) * sizeof *ranges);
+    if (ranges) {
+        nr = 0;
+        for (size_t i = 0; i < n; i++)
+            for (unsigned j = 0; j < mods[i]->nseg; j++)
+                ranges[nr++] = mods[i]->seg[j];
+        qsort(ranges, nr, sizeof *ranges, cmp_range);
+        free(s->ranges);
+        s->ranges = ranges;
+        s->nranges = nr;
+    } else if (rc == 0) {
+        rc = REC_ENOMEM;
+    }
+    if (added || removed) {
+        s->generation++;
+        /* An unloaded module's addresses may be reused by the next one. */
+        cache_clear(s, removed == 0);
+    }
+    s->stats.modules = n;
+    return rc < 0 ? rc : (int)added;
+}
+
+int recs_symbols_scan(recs_symbols *s)
+{
+    struct found_list l = { .first = true };
+    int rc;
+
+    /* C++ programs carry the demangler (libstdc++); looked up here, with
+     * the loader's lock, not under ours. */
+    demangle_fn dm = (demangle_fn)dlsym(RTLD_DEFAULT, "__cxa_demangle");
+
+    l.vdso_ehdr = (uintptr_t)getauxval(AT_SYSINFO_EHDR);
+    dl_iterate_phdr(found_cb, &l);
+    pthread_mutex_lock(&s->lock);
+    if (dm)
+        s->demangle = dm;
+    s->stats.scans++;
+    s->last_scan_ns = rec_now_ns();
+    rc = l.err ? l.err : merge(s, &l);
+    pthread_mutex_unlock(&s->lock);
+    for (size_t i = 0; i < l.n; i++)
+        free(l.v[i].path);
+    free(l.v);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* Lifetime, module events, ranges                                     */
+/* ------------------------------------------------------------------ */
+
+int recs_symbols_create(recs_symbols **out, rec_writer *w)
+{
+    recs_symbols *s;
+
+    if (!out || !w)
+        return REC_EINVAL;
+    if (elf_version(EV_CURRENT) == EV_NONE)
+        return REC_EINVAL;
+    s = calloc(1, sizeof *s);
+    if (!s)
+        return REC_ENOMEM;
+    pthread_mutex_init(&s->lock, NULL);
+    s->w = w;
+    *out = s;
+    return 0;
+}
+
+void recs_symbols_destroy(recs_symbols *s)
+{
+    if (!s)
+        return;
+    for (size_t i = 0; i < s->nmods; i++)
+        module_free(s->mods[i]);
+    free(s->mods);
+    free(s->ranges);
+    free(s->slots);
+    free(s->ids);
+    pthread_mutex_destroy(&s->lock);
+    free(s);
+}
+
+int recs_symbols_emit_modules(recs_symbols *s, rec_stream *st, bool all)
+{
+    int rc = 0, n = 0;
+
+    pthread_mutex_lock(&s->lock);
+    for (size_t i = 0; i < s->nmods; i++) {
+        recs_module *m = s->mods[i];
+        struct rec_ModuleLoad ev;
+        if (m->emitted && !all)
+            continue;
+        memset(&ev, 0, sizeof ev);
+        ev.module = m->module_id;
+        ev.startTime = rec_now_ns();
+        if ((rc = rec_emit_ModuleLoad(st, &ev)) < 0)
+            break;
+        m->emitted = true;
+        n++;
+    }
+    pthread_mutex_unlock(&s->lock);
+    return rc < 0 ? rc : n;
+}
+
+static bool in_ranges(const recs_symbols *s, uint64_t pc)
+{
+    size_t lo = 0, hi = s->nranges;
+
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (s->ranges[mid].start <= pc)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo > 0 && pc < s->ranges[lo - 1].end;
+}
+
+bool recs_symbols_is_executable(recs_symbols *s, uint64_t pc)
+{
+    bool r;
+
+    pthread_mutex_lock(&s->lock);
+    r = in_ranges(s, pc);
+    pthread_mutex_unlock(&s->lock);
+    return r;
+}
+
+size_t recs_symbols_ranges(recs_symbols *s, recs_range *out, size_t max,
+                           uint64_t *generation)
+{
+    size_t n;
+
+    pthread_mutex_lock(&s->lock);
+    n = s->nranges;
+    if (out)
+        memcpy(out, s->ranges, (n < max ? n : max) * sizeof *out);
+    if (generation)
+        *generation = s->generation;
+    pthread_mutex_unlock(&s->lock);
+    return n;
+}
+
+void recs_symbols_get_stats(recs_symbols *s, recs_symbols_stats *st)
+{
+    pthread_mutex_lock(&s->lock);
+    *st = s->stats;
+    pthread_mutex_unlock(&s->lock);
+}
+
+/* ------------------------------------------------------------------ */
+/* pc cache                                                            */
+/* ------------------------------------------------------------------ */
+
+static uint64_t hash64(uint64_t k)
+{
+    k ^= k >> 33;
+    k *= 0xff51afd7ed558ccdull;
+    k ^= k >> 33;
+    k *= 0xc4ceb9fe1a85ec53ull;
+    return k ^ (k >> 33);
+}
+
+static struct cache_slot *cache_find(recs_symbols *s, uint64_t key)
+{
+    if (!s->cap)
+        return NULL;
+    for (size_t i = hash64(key) & (s->cap - 1);; i = (i + 1) & (s->cap - 1)) {
+        if (s->slots[i].key == key)
+            return &s->slots[i];
+        if (s->slots[i].key == 0)
+            return NULL;
+    }
+}
+
+static void cache_put_slot(struct cache_slot *slots, size_t cap,
+                           const struct cache_slot *e)
+{
+    size_t i = hash64(e->key) & (cap - 1);
+    while (slots[i].key != 0 && slots[i].key != e->key)
+        i = (i + 1) & (cap - 1);
+    slots[i] = *e;
+}
+
+static void cache_clear(recs_symbols *s, bool unresolved_only)
+{
+    if (!unresolved_only || !s->cap) {
+        if (s->cap)
+            memset(s->slots, 0, s->cap * sizeof *s->slots);
+        s->used = 0;
+        s->nids = 0;
+        return;
+    }
+    /* Rebuild without the unresolved entries (their ids stay in ids[]). */
+    struct cache_slot *old = s->slots;
+    struct cache_slot *slots = calloc(s->cap, sizeof *slots);
+    if (!slots) {
+        cache_clear(s, false);
+        return;
+    }
+    s->used = 0;
+    for (size_t i = 0; i < s->cap; i++)
+        if (old[i].key && !old[i].unresolved) {
+            cache_put_slot(slots, s->cap, &old[i]);
+            s->used++;
+        }
+    s->slots = slots;
+    free(old);
+}
+
+static int cache_put(recs_symbols *s, uint64_t key, const rec_id *ids,
+                     size_t n, bool unresolved)
+{
+    struct cache_slot e;
+
+    if (s->used >= CACHE_MAX)
+        cache_clear(s, false);
+    if ((s->used + 1) * 2 > s->cap) {
+        size_t cap = s->cap ? 2 * s->cap : 1024;
+        struct cache_slot *slots = calloc(cap, sizeof *slots);
+        if (!slots)
+            return REC_ENOMEM;
+        for (size_t i = 0; i < s->cap; i++)
+            if (s->slots[i].key)
+                cache_put_slot(slots, cap, &s->slots[i]);
+        free(s->slots);
+        s->slots = slots;
+        s->cap = cap;
+    }
+    if (s->nids + n > s->capids) {
+        size_t cap = s->capids ? 2 * s->capids : 4096;
+        rec_id *v;
+        while (cap < s->nids + n)
+            cap *= 2;
+        v = realloc(s->ids, cap * sizeof *v);
+        if (!v)
+            return REC_ENOMEM;
+        s->ids = v;
+        s->capids = cap;
+    }
+    e.key = key;
+    e.first = (uint32_t)s->nids;
+    e.count = (uint16_t)n;
+    e.unresolved = unresolved;
+    memcpy(s->ids + s->nids, ids, n * sizeof *ids);
+    s->nids += n;
+    if (!cache_find(s, key))
+        s->used++;
+    cache_put_slot(s->slots, s->cap, &e);
+    return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Resolution                                                          */
+/* ------------------------------------------------------------------ */
+
+static recs_module *find_module(recs_symbols *s, uint64_t addr)
+{
+    size_t lo = 0, hi = s->nmods;
+
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (s->mods[mid]->lo <= addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    /* Extents of different modules do not overlap; check the segments so a
+     * gap between them is not taken for code. */
+    if (lo == 0)
+        return NULL;
+    recs_module *m = s->mods[lo - 1];
+    for (unsigned i = 0; i < m->nseg; i++)
+        if (addr >= m->seg[i].start && addr < m->seg[i].end)
+            return m;
+    return NULL;
+}
+
+/* Function names as people read them: without the version of a versioned
+ * alias ("clock_gettime@@GLIBC_2.17"), C++ names demangled when the
+ * program has the demangler. */
+static int intern_function(recs_symbols *s, const char *name, rec_id *id)
+{
+    char buf[1024];
+    int rc;
+
+    if (strchr(name, '@') && name[0] != '@') {
+        snprintf(buf, sizeof buf, "%.*s", (int)strcspn(name, "@"), name);
+        name = buf;
+    }
+    if (s->demangle && name[0] == '_' && name[1] == 'Z') {
+        int status = -1;
+        char *d = s->demangle(name, NULL, NULL, &status);
+        if (d && status == 0) {
+            rc = rec_intern_cstr(s->w, d, id);
+            free(d);
+            return rc;
+        }
+        free(d);
+    }
+    return rec_intern_cstr(s->w, name, id);
+}
+
+static int intern_frame(recs_symbols *s, const char *function, rec_id module,
+                        uint64_t offset, const char *file, unsigned line,
+                        bool inlined, rec_id *id)
+{
+    struct rec_Frame f;
+    int rc;
+
+    memset(&f, 0, sizeof f);
+    if (function && (rc = intern_function(s, function, &f.function)) < 0)
+        return rc;
+    if (file && (rc = rec_intern_cstr(s->w, file, &f.file)) < 0)
+        return rc;
+    f.module = module;
+    f.offset = offset;
+    f.line = file ? line : 0;
+    f.inlined = inlined;
+    rc = rec_intern_Frame(s->w, &f, id);
+    if (rc >= 0)
+        s->stats.frames++;
+    return rc;
+}
+
+/* Frames for addr (lock held). */
+static int resolve(recs_symbols *s, recs_module *m, uint64_t addr,
+                   rec_id *ids, size_t *n)
+{
+    recs_srcframe sf[RECS_MAX_INLINE];
+    size_t nsf = 0;
+    const char *sym = NULL;
+    uint64_t vaddr;
+    int rc;
+
+    *n = 0;
+    if (!m)
+        return intern_frame(s, NULL, 0, addr, NULL, 0, false, &ids[(*n)++]);
+    vaddr = addr - m->bias;
+    if (recs__module_load(m) == 0) {
+        nsf = recs__module_srcframes(m, vaddr, sf, RECS_MAX_INLINE);
+        sym = recs__module_symbol(m, vaddr);
+    }
+    if (nsf == 0)
+        return intern_frame(s, sym, m->path_id, vaddr, NULL, 0, false, &ids[(*n)++]);
+    for (size_t i = 0; i < nsf; i++) {
+        /* The physical function by its symbol (C++ mangled like the rest of
+         * the toolchain shows it), unless the symbol is a compiler part or
+         * clone (foo.cold, foo.constprop.0): DWARF names the source
+         * function then. Inlined calls exist only in DWARF. */
+        const char *fn = sf[i].function;
+        if (!sf[i].inlined && sym && (!fn || !strchr(sym, '.')))
+            fn = sym;
+        rc = intern_frame(s, fn, m->path_id, vaddr, sf[i].file, sf[i].line,
+                          sf[i].inlined, &ids[(*n)++]);
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
+int recs_symbols_frames(recs_symbols *s, uint64_t pc, bool is_return_address,
+                        rec_id *frames, size_t max, size_t *n)
+{
+    uint64_t key = ((pc << 1) | is_return_address) + 1;
+    uint64_t addr = is_return_address && pc ? pc - 1 : pc;
+    rec_id ids[RECS_MAX_INLINE + 1];
+    struct cache_slot *e;
+    recs_module *m;
+    size_t k = 0;
+    int rc;
+
+    *n = 0;
+    if (max == 0)
+        return REC_EINVAL;
+    pthread_mutex_lock(&s->lock);
+    s->stats.lookups++;
+    e = cache_find(s, key);
+    if (e) {
+        k = e->count < max ? e->count : max;
+        memcpy(frames, s->ids + e->first, k * sizeof *frames);
+        pthread_mutex_unlock(&s->lock);
+        *n = k;
+        return 0;
+    }
+    s->stats.misses++;
+    m = find_module(s, addr);
+    if (!m && rec_now_ns() - s->last_scan_ns >= RESCAN_NS) {
+        /* Maybe dlopen()ed since the last scan. */
+        pthread_mutex_unlock(&s->lock);
+        recs_symbols_scan(s);
+        pthread_mutex_lock(&s->lock);
+        m = find_module(s, addr);
+    }
+    rc = resolve(s, m, addr, ids, &k);
+    if (rc >= 0)
+        rc = cache_put(s, key, ids, k, m == NULL);
+    pthread_mutex_unlock(&s->lock);
+    if (rc < 0)
+        return rc;
+    if (k > max)
+        k = max;
+    memcpy(frames, ids, k * sizeof *frames);
+    *n = k;
+    return 0;
+}
+
+int recs_symbols_leaf_return(recs_symbols *s, uint64_t pc, uint64_t sp,
+                             const uint64_t *stack_window, size_t nwords,
+                             uint64_t *ret)
+{
+    recs_module *m;
+    int rc;
+
+    (void)sp;
+    pthread_mutex_lock(&s->lock);
+    m = find_module(s, pc);
+    if (!m || recs__module_load(m) < 0)
+        rc = REC_EINVAL;
+    else
+        rc = recs__module_leaf_return(m, pc - m->bias, stack_window, nwords, ret);
+    pthread_mutex_unlock(&s->lock);
+    return rc;
+}

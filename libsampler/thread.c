@@ -1,0 +1,341 @@
+/*
+ * libsampler/thread.c - per-thread state: registration, the CPU-time timer,
+ * teardown.
+ *
+ * A thread's state is created by the thread itself (our pthread_create
+ * trampoline, the constructor for the main thread, recs_start for its
+ * caller) and freed at its exit by a pthread key destructor, which runs on
+ * every exit path (return, pthread_exit, cancellation). Before the state is
+ * given up the thread blocks the sampling signal and deletes its timer, so
+ * no handler can run on freed memory. Threads that exit during a recording
+ * are moved to a dead list; the drain writes their last samples and their
+ * ThreadEnd, then frees them.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+#include "internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+__thread recs_thread *recs_self __attribute__((tls_model("initial-exec")));
+
+/* The cookie our timers carry in si_value, to tell their signals from the
+ * program's own (setitimer, kill, sigqueue). */
+char recs__timer_cookie;
+
+static pthread_key_t exit_key;
+static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
+
+const char *const recs_lost_names[RECS_LOST_NREASONS] = {
+    "queue-full", "queue-busy", "unsafe", "timer-failed",
+};
+
+pid_t recs__gettid(void)
+{
+    return gettid();
+}
+
+int recs__block_signal(sigset_t *old)
+{
+    sigset_t set;
+
+    sigemptyset(&set);
+    if (recs_g.signo > 0)
+        sigaddset(&set, recs_g.signo);
+    return pthread_sigmask(SIG_BLOCK, &set, old);
+}
+
+static void exit_destructor(void *arg)
+{
+    (void)arg;
+    recs__thread_exit();
+}
+
+static void make_key(void)
+{
+    pthread_key_create(&exit_key, exit_destructor);
+}
+
+void recs__thread_key_init(void)
+{
+    pthread_once(&exit_key_once, make_key);
+}
+
+uint32_t recs__queue_capacity(uint64_t period_ns, unsigned depth)
+{
+    size_t slot = recs_request_size(depth);
+    size_t budget = (RECS_THREAD_BYTES - sizeof(recs_thread)) / slot;
+    uint64_t per = period_ns > 1000000 ? period_ns : 1000000;
+    /* Signals the timer can send between two drains (at most one per
+     * timer tick, overruns folded in), four times over for a sampler thread
+     * that runs late on a busy machine. */
+    uint64_t cap = 4 * (RECS_DRAIN_NS + per - 1) / per;
+
+    if (recs_g.cfg.queue_capacity)
+        return recs_g.cfg.queue_capacity;
+    if (cap < 32)
+        cap = 32;
+    if (cap > budget)
+        cap = budget;
+    if (cap < 4)
+        cap = 4;
+    return (uint32_t)cap;
+}
+
+static void stack_bounds(recs_thread *t)
+{
+    pthread_attr_t attr;
+    void *addr;
+    size_t size;
+
+    t->stack_lo = t->stack_hi = 0;
+    if (pthread_getattr_np(pthread_self(), &attr) != 0)
+        return;
+    if (pthread_attr_getstack(&attr, &addr, &size) == 0) {
+        t->stack_lo = (uintptr_t)addr;
+        t->stack_hi = (uintptr_t)addr + size;
+    }
+    pthread_attr_destroy(&attr);
+}
+
+uint64_t recs__thread_cpu_ns(const recs_thread *t)
+{
+    struct timespec ts;
+
+    if (clock_gettime(t->cpuclock, &ts) != 0)
+        return 0;
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+recs_thread *recs__thread_new(pid_t parent_tid)
+{
+    recs_thread *t = calloc(1, sizeof *t);
+
+    if (!t)
+        return NULL;
+    t->tid = recs__gettid();
+    t->parent_tid = parent_tid;
+    t->self = pthread_self();
+    if (pthread_getcpuclockid(t->self, &t->cpuclock) != 0)
+        t->cpuclock = CLOCK_THREAD_CPUTIME_ID;
+    stack_bounds(t);
+    return t;
+}
+
+void recs__thread_free(recs_thread *t)
+{
+    if (!t)
+        return;
+    free(t->q.slots);
+    free(t);
+}
+
+void recs__thread_add_lost(recs_thread *t, int reason, uint64_t n, uint64_t ns)
+{
+    atomic_fetch_add_explicit(&t->lost[reason].count, n, memory_order_relaxed);
+    atomic_fetch_add_explicit(&t->lost[reason].ns, ns, memory_order_relaxed);
+}
+
+/* (Re)size the queue for the session's depth; only while the handler cannot
+ * touch it (safe == 0). */
+static int queue_prepare(recs_thread *t)
+{
+    unsigned depth = recs_g.cfg.depth;
+    uint32_t cap = recs_g.capacity;
+    size_t slot = recs_request_size(depth);
+
+    if (t->q.slots && t->q.depth == depth && t->q.capacity == cap) {
+        t->q.count = 0;
+        return 0;
+    }
+    free(t->q.slots);
+    t->q.slots = malloc((size_t)cap * slot);
+    if (!t->q.slots) {
+        t->q.capacity = 0;
+        return REC_ENOMEM;
+    }
+    t->q.capacity = cap;
+    t->q.depth = depth;
+    t->q.slot_size = slot;
+    t->q.count = 0;
+    atomic_store(&t->q.lock, RECS_UNLOCKED);
+    return 0;
+}
+
+static int settime(recs_thread *t, uint64_t period_ns)
+{
+    struct itimerspec its;
+
+    its.it_interval.tv_sec = (time_t)(period_ns / 1000000000u);
+    its.it_interval.tv_nsec = (long)(period_ns % 1000000000u);
+    its.it_value = its.it_interval;
+    atomic_store(&t->period_ns, period_ns);
+    return timer_settime(t->timer, 0, &its, NULL);
+}
+
+/* Start sampling t in the running session: ThreadStart due, queue ready,
+ * timer armed. With reg_lock held; t may be another thread (a timer can
+ * target any thread of the process). A thread already in the session only
+ * gets its period changed. */
+int recs__thread_arm(recs_thread *t, uint64_t period_ns)
+{
+    struct sigevent sev;
+
+    if (t->in_session) {
+        if (t->has_timer && settime(t, period_ns) != 0)
+            return REC_EIO;
+        return 0;
+    }
+    atomic_store(&t->safe, 0);
+    t->in_session = true;
+    t->start_pending = true;
+    t->start_ns = recs__now_ns();
+    t->start_cpu = recs__thread_cpu_ns(t);
+    t->timer_failed = false;
+    t->ref = 0;              /* pool ids belong to the previous writer */
+    for (int i = 0; i < RECS_LOST_NREASONS; i++) {
+        atomic_store(&t->lost[i].count, 0);
+        atomic_store(&t->lost[i].ns, 0);
+    }
+    atomic_fetch_add(&recs_g.threads_seen, 1);
+    if (queue_prepare(t) < 0)
+        goto failed;
+
+    memset(&sev, 0, sizeof sev);
+    sev.sigev_notify = SIGEV_THREAD_ID;
+    sev.sigev_signo = recs_g.signo;
+    sev._sigev_un._tid = t->tid;
+    sev.sigev_value.sival_ptr = &recs__timer_cookie;
+    if (timer_create(t->cpuclock, &sev, &t->timer) != 0)
+        goto failed;
+    t->has_timer = true;
+    atomic_store(&t->period_ns, period_ns);
+    atomic_store(&t->safe, 1);
+    if (settime(t, period_ns) != 0) {
+        atomic_store(&t->safe, 0);
+        timer_delete(t->timer);
+        t->has_timer = false;
+        goto failed;
+    }
+    return 0;
+
+failed:
+    /* Not fatal: the thread runs unsampled and its whole CPU time is
+     * reported lost (reason timer-failed) when it ends. */
+    {
+        int err = errno;
+        t->timer_failed = true;
+        if (atomic_fetch_add(&recs_g.timer_failures, 1) == 0)
+            recs__warn("cannot create a CPU-time timer for thread %d (%s); "
+                       "its CPU time is reported as lost",
+                       (int)t->tid, strerror(err));
+    }
+    return REC_EIO;
+}
+
+/* Stop t's timer without deleting it (a pending signal stays valid). */
+void recs__thread_pause_timer(recs_thread *t)
+{
+    struct itimerspec zero;
+
+    memset(&zero, 0, sizeof zero);
+    timer_settime(t->timer, 0, &zero, NULL);
+}
+
+void recs__thread_disarm(recs_thread *t)
+{
+    atomic_store(&t->safe, 0);
+    if (t->has_timer) {
+        timer_delete(t->timer);
+        t->has_timer = false;
+    }
+}
+
+static void link_thread(recs_thread *t)
+{
+    t->prev = NULL;
+    t->next = recs_g.threads;
+    if (recs_g.threads)
+        recs_g.threads->prev = t;
+    recs_g.threads = t;
+}
+
+static void unlink_thread(recs_thread *t)
+{
+    if (t->prev)
+        t->prev->next = t->next;
+    else if (recs_g.threads == t)
+        recs_g.threads = t->next;
+    if (t->next)
+        t->next->prev = t->prev;
+    t->prev = t->next = NULL;
+}
+
+/* Called by t's own thread. */
+void recs__thread_register(recs_thread *t)
+{
+    recs__thread_key_init();
+    recs_self = t;
+    pthread_setspecific(exit_key, t);
+    pthread_mutex_lock(&recs_g.reg_lock);
+    link_thread(t);
+    if (atomic_load(&recs_g.running))
+        recs__thread_arm(t, recs_g.period_ns);
+    pthread_mutex_unlock(&recs_g.reg_lock);
+}
+
+/* Called by the exiting thread (key destructor) or at recs_stop for a
+ * thread that will not be sampled again. */
+void recs__thread_exit(void)
+{
+    recs_thread *t = recs_self;
+    bool was_in = false;
+
+    if (!t)
+        return;
+    /* The signal stays blocked: the thread is going away, and a timer
+     * signal already pending must not reach a handler after the free. */
+    recs__block_signal(NULL);
+    atomic_store(&t->safe, 0);
+    pthread_mutex_lock(&recs_g.reg_lock);
+    /* A timer signal that was already pending would be discarded with the
+     * thread: its CPU time is accounted as lost (teardown is unsafe).
+     * Taken before the timer is stopped: re-arming or disarming a timer
+     * invalidates its pending signal (Linux >= 6.13 drops it). This is
+     * also where the CPU time of a thread that kept the signal blocked is
+     * accounted for: one signal, with every expiry in its overrun count. */
+    if (recs_g.signo > 0 && t->in_session) {
+        sigset_t set;
+        siginfo_t si;
+        struct timespec zero = { 0, 0 };
+        uint64_t period = atomic_load(&t->period_ns);
+        sigemptyset(&set);
+        sigaddset(&set, recs_g.signo);
+        while (sigtimedwait(&set, &si, &zero) == recs_g.signo) {
+            uint64_t n = 1 + (uint64_t)(si.si_overrun > 0 ? si.si_overrun : 0);
+            if (si.si_code == SI_TIMER && si.si_value.sival_ptr == &recs__timer_cookie)
+                recs__thread_add_lost(t, RECS_LOST_UNSAFE, n, n * period);
+        }
+    }
+    recs__thread_disarm(t);
+    unlink_thread(t);
+    recs_self = NULL;
+    if (t->in_session) {
+        was_in = true;
+        t->ended = true;
+        t->end_ns = recs__now_ns();
+        t->end_cpu = recs__thread_cpu_ns(t);
+        if (prctl(PR_GET_NAME, t->name, 0, 0, 0) != 0)
+            t->name[0] = '\0';
+        t->next = recs_g.dead;
+        recs_g.dead = t;
+    }
+    pthread_mutex_unlock(&recs_g.reg_lock);
+    if (!was_in)
+        recs__thread_free(t);
+}

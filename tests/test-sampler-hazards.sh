@@ -1,0 +1,234 @@
+#!/bin/sh
+# tests/test-sampler-hazards.sh - run the hazard programs of tests/hazards/
+# under the preloaded sampler (the environment rec-start sets) and check
+# their behaviour (exit status, stdout untouched, bounded wall time through
+# timeout) and their recordings (tests/sampler-check).
+set -u
+: "${top_builddir:=$(cd "$(dirname "$0")/.." && pwd)}"
+B=$top_builddir
+H=$B/tests/hazards
+CHECK=$B/tests/sampler-check
+LIB=$B/libsampler/.libs/librecsampler.so
+T=$(mktemp -d "${TMPDIR:-/tmp}/rec-sampler.XXXXXX")
+[ -n "${REC_KEEP_TEST_DIR:-}" ] || trap 'rm -rf "$T"' EXIT
+n=0
+fail=0
+
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+notok() { n=$((n + 1)); fail=1; echo "not ok $n - $1"; }
+check() { if eval "$2"; then ok "$1"; else notok "$1"; fi; }
+diag() { sed 's/^/# /'; }
+
+if [ ! -f "$LIB" ]; then
+    echo "1..0 # SKIP $LIB not built"
+    exit 0
+fi
+PRELOAD=$LIB
+# A sanitized library needs the sanitizer runtime first in the list.
+ASAN=$(ldd "$LIB" 2>/dev/null | awk '/libasan/ { print $3 }')
+if [ -n "$ASAN" ]; then
+    PRELOAD="$ASAN $LIB"
+    ASAN_OPTIONS=detect_leaks=0:verify_asan_link_order=0
+    export ASAN_OPTIONS
+fi
+LD_LIBRARY_PATH=$B/librecord/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export LD_LIBRARY_PATH
+
+# run NAME [VAR=VALUE...] -- PROGRAM ARGS: record into $T/NAME.rec; sets
+# rc, leaves stdout in $T/NAME.out and stderr in $T/NAME.err.
+run() {
+    name=$1; shift
+    envs=""
+    while [ "$1" != "--" ]; do envs="$envs $1"; shift; done
+    shift
+    rm -f "$T/$name.rec"
+    # rec-start's environment: the root pid is the program's own (exec).
+    timeout -s KILL 120 env REC_OUTPUT="$T/$name.rec" $envs \
+        sh -c 'REC_ROOT_PID=$$ LD_PRELOAD="$0" exec "$@"' \
+        "$PRELOAD" "$@" >"$T/$name.out" 2>"$T/$name.err"
+    rc=$?
+    "$CHECK" --accounting "${SLACK:-15000000}" --percent "${PERCENT:-10}" "$T/$name.rec" >"$T/$name.chk" 2>&1
+    chk=$?
+}
+# Field of the "total" line.
+tot() { sed -n "s/^total .*\\<$1=\\([0-9]*\\).*/\\1/p" "$T/$name.chk"; }
+quiet() { [ ! -s "$T/$name.out" ]; }
+
+# 1: basic recording, accounting, stacks.
+run burn -- "$H/burn" 3 200
+check "burn: exit status 0" '[ $rc = 0 ]'
+check "burn: nothing on stdout" quiet
+check "burn: recording readable, per-thread accounting within a period" '[ $chk = 0 ]'
+check "burn: 4 threads started and ended" '[ "$(tot starts)" = 4 ] && [ "$(tot ends)" = 4 ]'
+check "burn: settings, process info, usage written once" \
+    '[ "$(tot settings)" = 1 ] && [ "$(tot processinfo)" = 1 ] && [ "$(tot usage)" = 1 ]'
+check "burn: samples with stacks, none failed" '[ "$(tot samples)" -gt 20 ] && [ "$(tot failed)" = 0 ]'
+check "burn: leaf, its caller (frameless-leaf correction) and main in stacks" \
+    'grep -qx "func hz_leaf" "$T/burn.chk" && grep -qx "func hz_work" "$T/burn.chk" && grep -qx "func hz_burn_ms" "$T/burn.chk" && grep -qx "func main" "$T/burn.chk"'
+[ $chk = 0 ] || diag <"$T/burn.chk"
+
+# 2: 1 ms period: every signal carries overruns (4 ms tick); the periods
+# must still add up.
+run burn1ms REC_THROTTLE=1ms -- "$H/burn" 1 200
+check "1ms: accounting with overrun-corrected periods" '[ $rc = 0 ] && [ $chk = 0 ]'
+[ $chk = 0 ] || diag <"$T/burn1ms.chk"
+
+# 2b: a rate: period = online CPUs * 1e9 / rate.
+ncpu=$(getconf _NPROCESSORS_ONLN)
+run rate REC_THROTTLE=200/s -- "$H/burn" 1 100
+check "rate 200/s: period $ncpu * 5 ms, accounting" \
+    '[ $rc = 0 ] && [ $chk = 0 ] && [ "$(tot setperiod)" = $((ncpu * 5000000)) ]'
+
+# 3: a one-slot queue: most samples are lost, their CPU time is not.
+run tiny REC_THROTTLE=1ms REC_QUEUE_CAPACITY=1 -- "$H/burn" 1 300
+check "tiny queue: samples lost (queue-full)" '[ "$(tot lost)" -gt 0 ]'
+check "tiny queue: samples + lost CPU time add up per thread" '[ $rc = 0 ] && [ $chk = 0 ]'
+[ $chk = 0 ] || diag <"$T/tiny.chk"
+
+# 4: fork under a 100 us period (restart-loop hazard), children exit().
+run forker REC_THROTTLE=100us -- "$H/forker" 20
+check "fork at 100us: finishes, children ok" '[ $rc = 0 ]'
+check "fork: parent recording intact (one process, finished)" \
+    '[ $chk = 0 ] && [ "$(tot processinfo)" = 1 ] && [ "$(tot usage)" = 1 ]'
+check "fork: children stay dormant (no other file)" '[ "$(ls "$T" | grep -c "^forker.rec")" = 1 ]'
+[ $chk = 0 ] || diag <"$T/forker.chk"
+
+# 5: fork with REC_FOLLOW_CHILDREN=1: one recording per child.
+run follow REC_FOLLOW_CHILDREN=1 -- "$H/forker" 3
+nchild=$(ls "$T" | grep -c '^follow\.rec\.[0-9]*$')
+check "follow children: 3 child recordings" '[ $rc = 0 ] && [ "$nchild" = 3 ]'
+okc=1
+for f in "$T"/follow.rec.*; do
+    "$CHECK" "$f" >"$T/child.chk" 2>&1 || okc=0
+    grep -q " usage=1 " "$T/child.chk" || okc=0
+done
+check "follow children: each child recording finished and readable" '[ $okc = 1 ]'
+
+# 6: exec: a failed exec goes on recording, the new image appends.
+run execer -- "$H/execer"
+check "exec: exit status of the new image" '[ $rc = 5 ]'
+check "exec: three recordings in one file (start, after failed exec, new image)" \
+    '[ "$(tot processinfo)" = 3 ] && [ "$(tot usage)" = 3 ]'
+check "exec: readable, accounting per session" '[ $chk = 0 ]'
+[ $chk = 0 ] || diag <"$T/execer.chk"
+
+# 7: vfork+exec, posix_spawn, system(): children share memory until exec.
+run spawner REC_THROTTLE=1ms -- "$H/spawner"
+check "vfork/posix_spawn/system: children ran" '[ $rc = 0 ]'
+check "vfork/posix_spawn/system: parent recording intact" \
+    '[ $chk = 0 ] && [ "$(tot processinfo)" = 1 ] && [ "$(tot usage)" = 1 ]'
+
+# 8: the program's own SIGPROF handler and setitimer.
+run ownprof -- "$H/ownprof"
+check "own SIGPROF handler: still called, sigaction reports it" '[ $rc = 0 ]'
+check "own SIGPROF handler: warning on stderr" 'grep -q "own handler for signal" "$T/ownprof.err"'
+check "own SIGPROF handler: samples recorded" '[ $chk = 0 ] && [ "$(tot samples)" -gt 5 ]'
+
+# 9: threads blocking the signal.
+run blocker -- "$H/blocker"
+check "blocked signal: program finishes" '[ $rc = 0 ]'
+check "blocked signal: blocked time accounted as lost, totals add up" \
+    '[ $chk = 0 ] && [ "$(tot lost)" -gt 0 ]'
+[ $chk = 0 ] || diag <"$T/blocker.chk"
+
+# 10: 10,000 short threads (exit, pthread_exit, cancel) racing signals.
+run many REC_THROTTLE=100us -- "$H/manythreads" 10000 20
+check "10000 threads at 100us: finishes" '[ $rc = 0 ]'
+check "10000 threads: every thread started and ended" \
+    '[ $chk = 0 ] && [ "$(tot starts)" = 10001 ] && [ "$(tot ends)" = 10001 ]'
+
+# 11: slow system calls keep working (SA_RESTART).
+run slowsys REC_THROTTLE=100us -- "$H/slowsys"
+check "slow syscalls: read never EINTR, data intact" '[ $rc = 0 ]'
+grep slowsys: "$T/slowsys.err" | diag
+
+# 12: exit() from a non-main thread.
+run exitthread -- "$H/exitthread"
+check "exit() from a thread: status kept" '[ $rc = 3 ]'
+check "exit() from a thread: recording finished with snapshots" \
+    '[ $chk = 0 ] && [ "$(tot usage)" = 1 ] && [ "$(tot snapshots)" = 3 ]'
+
+# 13: SIGKILL: readable up to the last flush.
+run killed REC_FLUSH_INTERVAL=100ms -- "$H/killed" 9 600
+check "SIGKILL: killed" '[ $rc = 137 ]'
+check "SIGKILL: unfinished recording readable with samples" \
+    '[ $chk = 0 ] && [ "$(tot samples)" -gt 0 ] && [ "$(tot usage)" = 0 ]'
+
+# 14: SIGTERM with the default action: finished, then the same death.
+run termed -- "$H/killed" 15 300
+check "SIGTERM: status of the signal kept" '[ $rc = 143 ]'
+check "SIGTERM: recording finished first" '[ $chk = 0 ] && [ "$(tot usage)" = 1 ]'
+
+# 15: the in-process API (linked, no preload).
+rm -f "$T/api.rec"
+"$H/api" "$T/api.rec" >"$T/api.out" 2>"$T/api.err"
+rc=$?
+name=api
+"$CHECK" "$T/api.rec" >"$T/api.chk" 2>&1
+chk=$?
+check "API: start, set_throttle, drain, stop, restart (append)" '[ $rc = 0 ]'
+check "API: two recordings, three settings" \
+    '[ $chk = 0 ] && [ "$(tot processinfo)" = 2 ] && [ "$(tot settings)" = 3 ]'
+
+# 16: a process that is not the root stays dormant.
+rm -f "$T/dormant.rec"
+env REC_OUTPUT="$T/dormant.rec" REC_ROOT_PID=1 LD_PRELOAD="$PRELOAD" "$H/burn" 1 20 >"$T/d.out" 2>&1
+rc=$?
+check "dormant (not the root pid): runs, writes nothing" '[ $rc = 0 ] && [ ! -e "$T/dormant.rec" ] && [ ! -s "$T/d.out" ]'
+
+# 17: invalid settings: a warning, the program runs unrecorded.
+rm -f "$T/bad.rec"
+env REC_OUTPUT="$T/bad.rec" REC_THROTTLE=fast LD_PRELOAD="$PRELOAD" "$H/burn" 1 20 >"$T/b.out" 2>"$T/b.err"
+rc=$?
+check "invalid REC_THROTTLE: warning, program unaffected" \
+    '[ $rc = 0 ] && grep -q "REC_THROTTLE" "$T/b.err" && [ ! -e "$T/bad.rec" ] && [ ! -s "$T/b.out" ]'
+
+# 18: REC_STATUS_FD summary line.
+rm -f "$T/st.rec"
+env REC_OUTPUT="$T/st.rec" REC_STATUS_FD=9 LD_PRELOAD="$PRELOAD" "$H/burn" 1 100 9>"$T/status" >/dev/null 2>&1
+check "REC_STATUS_FD: one summary line" 'grep -Eq "^samples=[1-9][0-9]* lost=[0-9]+$" "$T/status"'
+
+# 19: chunk rotation while sampling: pools re-emitted per chunk.
+run rotate REC_THROTTLE=1ms REC_MAX_CHUNK_SIZE=4096 REC_FLUSH_INTERVAL=50ms -- "$H/burn" 2 150
+check "4 KiB chunks: many chunks, every sample resolvable, totals add up" \
+    '[ $rc = 0 ] && [ $chk = 0 ] && [ "$(tot samples)" = "$(tot stacks)" ] && [ "$(tot samples)" -gt 20 ]'
+
+# 20: code running on an alternate signal stack.
+run altstack -- "$H/altstack"
+check "sigaltstack: failed samples (no stack) keep their CPU time" \
+    '[ $rc = 0 ] && [ $chk = 0 ] && [ "$(tot failed)" -gt 0 ] && [ "$(tot stacks)" -lt "$(tot samples)" ]'
+
+# 20b: a module loaded after the start (dlopen).
+run dlopen -- "$H/dlopener" "$H/.libs/libhzplugin.so"
+check "dlopen: frames of the new module resolved" \
+    '[ $rc = 0 ] && [ $chk = 0 ] && grep -qx "func hz_plugin_burn" "$T/dlopen.chk"'
+
+# 21: another signal for the sampler: the program's SIGPROF is its own.
+run ownsig REC_SIGNAL=SIGRTMIN+2 -- "$H/ownprof"
+check "REC_SIGNAL=SIGRTMIN+2: program's SIGPROF untouched, no warning, samples" \
+    '[ $rc = 0 ] && [ ! -s "$T/ownsig.err" ] && [ $chk = 0 ] && [ "$(tot samples)" -gt 5 ]'
+
+# 22: timer_create fails (EAGAIN: pending-signal limit): warn, never crash,
+# the CPU time is reported lost (timer-failed).
+name=nolimit
+rm -f "$T/$name.rec"
+if command -v prlimit >/dev/null 2>&1; then
+    prlimit --sigpending=0 env REC_OUTPUT="$T/$name.rec" REC_ROOT_PID= \
+        LD_PRELOAD="$PRELOAD" "$H/burn" 1 50 >"$T/$name.out" 2>"$T/$name.err"
+    rc=$?
+else
+    rc=77
+fi
+"$CHECK" --accounting 15000000 --percent 10 "$T/$name.rec" >"$T/$name.chk" 2>&1
+chk=$?
+if [ $rc = 77 ]; then
+    ok "timer_create EAGAIN # SKIP no prlimit"
+else
+    check "timer_create EAGAIN: program runs, one warning" \
+        '[ $rc = 0 ] && [ "$(grep -c "cannot create a CPU-time timer" "$T/$name.err")" = 1 ]'
+    check "timer_create EAGAIN: CPU time reported lost, totals add up" \
+        '[ $chk = 0 ] && [ "$(tot samples)" = 0 ] && [ "$(tot lost)" -gt 0 ]'
+fi
+
+echo "1..$n"
+exit $fail
