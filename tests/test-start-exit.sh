@@ -1,0 +1,93 @@
+#!/bin/sh
+# rec-start is transparent: stdin, stdout and the exit status pass through,
+# a death by signal is reproduced, ^C is for the program, SIGTERM is
+# forwarded; the summary goes to stderr only.
+. "${top_srcdir:-$(dirname "$0")/..}/tests/start-tap.sh"
+cd "$TMP" || exit 99
+
+# stdout byte for byte (the demo's output is deterministic).
+"$WORKLOADS/demo" 0.2 >"$TMP/plain.out" 2>/dev/null
+"$REC_START" -o "$TMP/demo.rec" -- "$WORKLOADS/demo" 0.2 >"$TMP/rec.out" 2>"$TMP/err"
+st=$?
+expect_status 0 "demo runs"
+cmp -s "$TMP/plain.out" "$TMP/rec.out"
+ok $? "stdout is the program's, byte for byte"
+grep -Eq "^rec-start: $TMP/demo.rec: [0-9]+ samples, [0-9]+ lost" "$TMP/err"
+ok $? "one summary line on stderr"
+[ $? -eq 0 ] || diag_file "$TMP/err"
+n=$(sed -n 's/.*: \([0-9][0-9]*\) samples.*/\1/p' "$TMP/err")
+[ "${n:-0}" -gt 0 ]
+ok $? "the demo recording has samples (${n:-none})"
+
+# stdin.
+printf 'line one\nline two\n\001\377 bytes\n' >"$TMP/in"
+"$REC_START" -q -o "$TMP/cat.rec" cat <"$TMP/in" >"$TMP/cat.out" 2>"$TMP/err"
+st=$?
+expect_status 0 "cat runs"
+cmp -s "$TMP/in" "$TMP/cat.out"
+ok $? "stdin reaches the program"
+[ ! -s "$TMP/err" ]
+ok $? "-q: nothing on stderr"
+[ $? -eq 0 ] || diag_file "$TMP/err"
+
+# Exit statuses.
+for code in 0 1 3 42 125 255; do
+    "$REC_START" -q --force -o "$TMP/x.rec" sh -c "exit $code" >"$TMP/out" 2>"$TMP/err"
+    st=$?
+    expect_status $code "exit status $code passes through"
+done
+
+# Death by signal: we die of the same signal, so a shell sees 128+N, and
+# nothing extra is printed on stdout.
+for sig in TERM SEGV KILL ABRT; do
+    case $sig in TERM) num=15 ;; SEGV) num=11 ;; KILL) num=9 ;; ABRT) num=6 ;; esac
+    sh -c "'$REC_START' -q --force -o '$TMP/sig.rec' sh -c 'echo before; kill -$sig \$\$; echo after'" \
+        >"$TMP/out" 2>"$TMP/err"
+    st=$?
+    expect_status $((128 + num)) "killed by SIG$sig: status 128+$num"
+    [ "$(cat "$TMP/out")" = before ]
+    ok $? "killed by SIG$sig: stdout has only the program's output"
+done
+sh -c "ulimit -c 0; '$REC_START' --force -o '$TMP/sig.rec' sh -c 'kill -SEGV \$\$'" \
+    >"$TMP/out" 2>"$TMP/err"
+grep -q "samples" "$TMP/err"
+ok $? "killed: the summary still comes"
+[ $? -eq 0 ] || diag_file "$TMP/err"
+
+# ^C goes to the program, not to us: with job control the shell sends
+# SIGINT to rec-start alone here; it must keep waiting for the program.
+(
+    set -m
+    "$REC_START" -q --force -o "$TMP/int.rec" sh -c 'sleep 1; exit 5' >/dev/null 2>&1 &
+    p=$!
+    sleep 0.3
+    kill -INT $p
+    kill -QUIT $p
+    wait $p
+    echo $? >"$TMP/int.status"
+) 2>/dev/null
+st=$(cat "$TMP/int.status")
+expect_status 5 "SIGINT and SIGQUIT to rec-start alone: ignored, the program finishes"
+
+# SIGTERM to rec-start reaches the program (timeout, a closing terminal).
+(
+    set -m
+    "$REC_START" -q --force -o "$TMP/term.rec" sleep 5 >/dev/null 2>&1 &
+    p=$!
+    sleep 0.5
+    kill -TERM $p
+    wait $p
+    echo $? >"$TMP/term.status"
+) 2>/dev/null
+st=$(cat "$TMP/term.status")
+expect_status 143 "SIGTERM is forwarded: the program dies of it, so do we"
+
+# The program sees the settings and the root pid in its environment; other
+# variables pass through.
+FOO=bar "$REC_START" -q --force -o "$TMP/env.rec" --throttle 500/s --stack-depth 12 \
+    sh -c 'echo "$FOO $REC_THROTTLE $REC_STACK_DEPTH $REC_ROOT_PID $$"' >"$TMP/out" 2>"$TMP/err"
+set -- $(cat "$TMP/out")
+[ "$1 $2 $3" = "bar 500/s 12" ] && [ "$4" = "$5" ]
+ok $? "environment: settings, REC_ROOT_PID = the program's pid ($(cat "$TMP/out"))"
+
+done_testing
