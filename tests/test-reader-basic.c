@@ -342,6 +342,63 @@ static void test_dangling(void)
     rb_free(&e);
 }
 
+/* Chunks with different metadata (recordings of two schema versions
+ * concatenated): each chunk decodes with its own schema, and types of the
+ * first stay valid (and distinct) while the second is read. */
+static void test_schema_change(void)
+{
+    rb_file f = { 0 };
+    rb_buf m1 = { 0 }, m2 = { 0 }, e1 = { 0 }, e2 = { 0 };
+    rec_reader *r;
+    const rec_event *ev;
+    rec_value v;
+    rb_mini_metadata(&m1);
+    rb_map(&m2, 1);
+    rb_text(&m2, "types");
+    rb_array(&m2, 1);
+    rb_type(&m2, RB_MARKER, "Marker", true, 2);
+    rb_field(&m2, "startTime", "ticks", false, false);
+    rb_field(&m2, "extra", "int", false, true);
+    rb_uint(&e1, 100);
+    rb_array(&e1, 2);
+    rb_uint(&e1, RB_MARKER);
+    rb_int(&e1, 5);
+    rb_uint(&e2, 200);
+    rb_array(&e2, 3);
+    rb_uint(&e2, RB_MARKER);
+    rb_int(&e2, -5);
+    rb_int(&e2, -42);
+    rb_chunk_begin(&f);
+    rb_block(&f, REC_BLOCK_METADATA, false, &m1);
+    rb_block(&f, REC_BLOCK_EVENTS, false, &e1);
+    rb_chunk_end(&f, REC_STATE_FINISHED, 0);
+    rb_chunk_begin(&f);
+    rb_block(&f, REC_BLOCK_METADATA, true, &m2);
+    rb_block(&f, REC_BLOCK_EVENTS, false, &e2);
+    rb_chunk_end(&f, REC_STATE_FINISHED, REC_CHUNK_LAST);
+    rb_write(&f.out, path);
+    rec_reader_open(&r, path, 0);
+    const rec_type *t1 = rec_reader_type_by_name(r, "Marker");
+    tap_ok(rec_reader_next(r, &ev) == 1 && rec_event_type(ev) == t1 &&
+           rec_type_nfields(t1) == 1 && rec_event_get(ev, 0, &v) == 0 && v.v.u == 105,
+           "schema 1: Marker with 1 field");
+    tap_ok(rec_reader_next(r, &ev) == 1, "event of chunk 2");
+    const rec_type *t2 = rec_event_type(ev);
+    tap_ok(t2 != t1 && t2 == rec_reader_type_by_name(r, "Marker") &&
+           rec_reader_ntypes(r) == 1 && rec_type_nfields(t2) == 2 &&
+           rec_type_field_index(t2, "extra") == 1 && rec_type_nfields(t1) == 1 &&
+           strcmp(rec_type_name(t1), "Marker") == 0, "schema 2: a new Marker type");
+    tap_ok(rec_event_get(ev, 0, &v) == 0 && v.v.u == 195 && rec_event_get(ev, 1, &v) == 0 &&
+           v.kind == REC_INT && v.v.i == -42, "schema 2 values");
+    tap_ok(rec_reader_next(r, &ev) == 0, "end");
+    rec_reader_close(r);
+    rb_free(&f.out);
+    rb_free(&m1);
+    rb_free(&m2);
+    rb_free(&e1);
+    rb_free(&e2);
+}
+
 int main(void)
 {
     snprintf(path, sizeof path, "test-reader-basic.%d.rec", (int)getpid());
@@ -351,6 +408,7 @@ int main(void)
     test_open_chunk_and_poll();
     test_compat();
     test_dangling();
+    test_schema_change();
     unlink(path);
     return tap_done();
 }

@@ -1,8 +1,9 @@
 /*
  * tests/test-reader-fuzz.c - damage that checksums do not catch: random
- * bytes of a real recording (stored blocks, so the CBOR itself changes) are
- * changed and every block and chunk checksum is recomputed, so the reader's
- * structure and CBOR checks, not its CRCs, must cope. Deterministic (fixed
+ * bytes of a real recording are changed and every block and chunk checksum
+ * is recomputed, so the reader's structure, lz4 and CBOR checks, not its
+ * CRCs, must cope. Most cases use stored blocks (the CBOR itself changes),
+ * a quarter lz4 blocks. Deterministic (fixed
  * seed); under --enable-sanitizers this doubles as a memory-safety test.
  * Each case must end (no crash, no hang) with 0 or a negative code, a
  * message exactly when it fails, and the events before the damage intact.
@@ -65,7 +66,7 @@ static void fix_crcs(uint8_t *f, size_t size)
     }
 }
 
-static size_t make_recording(const char *path)
+static size_t make_recording(const char *path, bool compress)
 {
     rec_writer_options opt;
     rec_writer *w;
@@ -73,7 +74,7 @@ static size_t make_recording(const char *path)
     rec_id str[3], thr, frm[4], stk;
     rec_writer_options_init(&opt);
     opt.overwrite = true;
-    opt.no_compress = true;
+    opt.no_compress = !compress;
     if (rec_writer_open(&w, path, &opt) < 0 || rec_stream_open(w, &s) < 0)
         TAP_BAIL("cannot write %s", path);
     rec_intern_cstr(w, "main", &str[0]);
@@ -102,24 +103,17 @@ static size_t make_recording(const char *path)
     return 40;
 }
 
-int main(void)
+static void run(bool compress, int cases, const char *path, const char *mut)
 {
-    char path[256], mut[256];
-    snprintf(path, sizeof path, "test-reader-fuzz.%d.rec", (int)getpid());
-    snprintf(mut, sizeof mut, "test-reader-fuzz.%d.mut.rec", (int)getpid());
-    size_t total = make_recording(path);
+    const char *mode = compress ? "lz4" : "stored";
+    size_t total = make_recording(path, compress);
     static uint8_t file[1 << 18], work[1 << 18];
     FILE *fp = fopen(path, "rb");
     size_t size = fp ? fread(file, 1, sizeof file, fp) : 0;
     if (fp)
         fclose(fp);
-    if (!tap_ok(size > 0 && size < sizeof file, "recording of %zu bytes", size))
-        return tap_done();
-
-    /* longer runs: REC_FUZZ_CASES=N REC_FUZZ_SEED=S */
-    int cases = getenv("REC_FUZZ_CASES") ? atoi(getenv("REC_FUZZ_CASES")) : CASES;
-    if (getenv("REC_FUZZ_SEED"))
-        rng = strtoull(getenv("REC_FUZZ_SEED"), NULL, 0) | 1;
+    if (!tap_ok(size > 0 && size < sizeof file, "%s: recording of %zu bytes", mode, size))
+        return;
     size_t bad = 0, errors = 0, ends = 0;
     for (int c = 0; c < cases; c++) {
         memcpy(work, file, size);
@@ -169,8 +163,21 @@ int main(void)
         else
             ends++;
     }
-    tap_ok(bad == 0, "%d mutated recordings with valid checksums: %zu errors, %zu ends, "
-           "%zu bad", cases, errors, ends, bad);
+    tap_ok(bad == 0, "%s: %d mutated recordings with valid checksums: %zu errors, "
+           "%zu ends, %zu bad", mode, cases, errors, ends, bad);
+}
+
+int main(void)
+{
+    char path[256], mut[256];
+    snprintf(path, sizeof path, "test-reader-fuzz.%d.rec", (int)getpid());
+    snprintf(mut, sizeof mut, "test-reader-fuzz.%d.mut.rec", (int)getpid());
+    /* longer runs: REC_FUZZ_CASES=N REC_FUZZ_SEED=S */
+    int cases = getenv("REC_FUZZ_CASES") ? atoi(getenv("REC_FUZZ_CASES")) : CASES;
+    if (getenv("REC_FUZZ_SEED"))
+        rng = strtoull(getenv("REC_FUZZ_SEED"), NULL, 0) | 1;
+    run(false, cases - cases / 4, path, mut);
+    run(true, cases / 4, path, mut);
     unlink(mut);
     unlink(path);
     return tap_done();
