@@ -3,7 +3,8 @@
 # frame is a busy function must carry the exact chain of its callers -
 # including the caller of a frameless leaf, which a plain frame-pointer
 # walk skips - symbolized to function, module, file and line.
-. "${top_srcdir:-$(dirname "$0")/..}/tests/start-tap.sh"
+. "${top_srcdir:-$(dirname "$0")/..}/tests/tools-tap.sh"
+[ -x "$REC_START" ] || skip_all "rec-start not built"
 command -v jq >/dev/null 2>&1 || skip_all "jq not installed"
 [ -x "$REC_DUMP" ] || skip_all "rec-dump not built"
 cd "$TMP" || exit 99

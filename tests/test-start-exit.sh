@@ -2,7 +2,8 @@
 # rec-start is transparent: stdin, stdout and the exit status pass through,
 # a death by signal is reproduced, ^C is for the program, SIGTERM is
 # forwarded; the summary goes to stderr only.
-. "${top_srcdir:-$(dirname "$0")/..}/tests/start-tap.sh"
+. "${top_srcdir:-$(dirname "$0")/..}/tests/tools-tap.sh"
+[ -x "$REC_START" ] || skip_all "rec-start not built"
 cd "$TMP" || exit 99
 
 # stdout byte for byte (the demo's output is deterministic).

@@ -1,7 +1,8 @@
 #!/bin/sh
 # Descendants: recorded into FILE.PID with --follow-children, not at all
 # without; a program that exec()s keeps its one recording.
-. "${top_srcdir:-$(dirname "$0")/..}/tests/start-tap.sh"
+. "${top_srcdir:-$(dirname "$0")/..}/tests/tools-tap.sh"
+[ -x "$REC_START" ] || skip_all "rec-start not built"
 cd "$TMP" || exit 99
 
 # samples FILE: its CPUTimeSample count.

@@ -2,7 +2,8 @@
 # rec-start refuses what it cannot profile, before anything runs: unknown
 # or non-executable programs, static and set-ID programs, outputs it cannot
 # create or would overwrite; and its usage errors.
-. "${top_srcdir:-$(dirname "$0")/..}/tests/start-tap.sh"
+. "${top_srcdir:-$(dirname "$0")/..}/tests/tools-tap.sh"
+[ -x "$REC_START" ] || skip_all "rec-start not built"
 cd "$TMP" || exit 99
 
 # A program that leaves a trace if it ever runs.

@@ -23,7 +23,7 @@ TESTS += tests/test-cli-common \
 dist_check_SCRIPTS += tests/test-dump-golden.sh tests/test-dump-contract.sh \
 	tests/test-dump-errors.sh tests/test-dump-corpus.sh tests/test-dump-hostile.sh \
 	tests/test-summary.sh
-EXTRA_DIST += tests/tools-tap.sh \
+EXTRA_DIST += tests/tap-lib.sh tests/tools-tap.sh \
 	tests/data/golden/basic.ndjson \
 	tests/data/golden/basic.rec \
 	tests/data/golden/basic.summary.json \

@@ -17,24 +17,28 @@
 /* Messages                                                           */
 /* ------------------------------------------------------------------ */
 
+static void message(const char *prog, const char *kind, const char *fmt,
+                    va_list ap)
+{
+    fprintf(stderr, "%s: %s", prog, kind);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+}
+
 void cli_error(const char *prog, const char *fmt, ...)
 {
     va_list ap;
-    fprintf(stderr, "%s: ", prog);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    message(prog, "", fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
 }
 
 void cli_warn(const char *prog, const char *fmt, ...)
 {
     va_list ap;
-    fprintf(stderr, "%s: warning: ", prog);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    message(prog, "warning: ", fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
 }
 
 static bool starts_with_path(const char *msg, const char *path)
@@ -72,6 +76,24 @@ void cli_reader_warning(const char *prog, const char *path,
 }
 
 /* ------------------------------------------------------------------ */
+/* Allocation                                                         */
+/* ------------------------------------------------------------------ */
+
+static _Noreturn void out_of_memory(void)
+{
+    fputs("out of memory\n", stderr);
+    abort();
+}
+
+void *cli_xrealloc(void *p, size_t n)
+{
+    p = realloc(p, n ? n : 1);
+    if (!p)
+        out_of_memory();
+    return p;
+}
+
+/* ------------------------------------------------------------------ */
 /* Numbers, durations and times                                       */
 /* ------------------------------------------------------------------ */
 
@@ -92,30 +114,42 @@ int cli_parse_uint(const char *s, uint64_t *out)
     return 0;
 }
 
+/* Parse ".<digits>" at *sp (at the dot): the fraction scaled to 1e9
+ * (digits past the ninth are dropped). At least one digit. */
+static int parse_fraction(const char **sp, uint64_t *frac_e9)
+{
+    const char *s = *sp + 1;
+    uint64_t f = 0;
+    int nf = 0;
+    for (; *s >= '0' && *s <= '9'; s++, nf++)
+        if (nf < 9)
+            f = f * 10 + (uint64_t)(*s - '0');
+    if (nf == 0)
+        return -1;
+    for (int k = nf < 9 ? nf : 9; k < 9; k++)
+        f *= 10;
+    *sp = s;
+    *frac_e9 = f;
+    return 0;
+}
+
 /* Parse "<int>[.<frac>]" at *sp: integer part and the fraction scaled to
  * 1e9 (digits past the ninth are dropped). */
 static int parse_decimal(const char **sp, uint64_t *ip, uint64_t *frac_e9)
 {
     const char *s = *sp;
     uint64_t v = 0, f = 0;
-    int nd = 0, nf = 0;
+    int nd = 0;
     for (; *s >= '0' && *s <= '9'; s++, nd++) {
         unsigned d = (unsigned)(*s - '0');
         if (v > (UINT64_MAX - d) / 10)
             return -1;
         v = v * 10 + d;
     }
-    if (*s == '.') {
-        s++;
-        for (; *s >= '0' && *s <= '9'; s++, nf++)
-            if (nf < 9)
-                f = f * 10 + (uint64_t)(*s - '0');
-        if (nf == 0)
-            return -1;
-        for (int k = nf < 9 ? nf : 9; k < 9; k++)
-            f *= 10;
-    }
-    if (nd == 0 && nf == 0)
+    bool has_frac = *s == '.';
+    if (has_frac && parse_fraction(&s, &f) < 0)
+        return -1;
+    if (nd == 0 && !has_frac)
         return -1;
     *sp = s;
     *ip = v;
@@ -209,16 +243,8 @@ static int parse_rfc3339(const char *s, uint64_t *ns)
     if (digits(&s, 2, &h) < 0 || *s++ != ':' || digits(&s, 2, &mi) < 0 ||
         *s++ != ':' || digits(&s, 2, &sec) < 0)
         return -1;
-    if (*s == '.') {
-        int nf = 0;
-        for (s++; *s >= '0' && *s <= '9'; s++, nf++)
-            if (nf < 9)
-                frac = frac * 10 + (uint64_t)(*s - '0');
-        if (nf == 0)
-            return -1;
-        for (int k = nf < 9 ? nf : 9; k < 9; k++)
-            frac *= 10;
-    }
+    if (*s == '.' && parse_fraction(&s, &frac) < 0)
+        return -1;
     if (*s == 'Z' || *s == 'z') {
         s++;
     } else if (*s == '+' || *s == '-') {
@@ -515,18 +541,11 @@ void cli_buf_grow(cli_buf *b, size_t more)
         return;
     size_t cap = b->cap ? b->cap : 256;
     while (cap - b->len < more) {
-        if (cap > SIZE_MAX / 2) {
-            fputs("out of memory\n", stderr);
-            abort();
-        }
+        if (cap > SIZE_MAX / 2)
+            out_of_memory();
         cap *= 2;
     }
-    char *p = realloc(b->p, cap);
-    if (!p) {
-        fputs("out of memory\n", stderr);
-        abort();
-    }
-    b->p = p;
+    b->p = cli_xrealloc(b->p, cap);
     b->cap = cap;
 }
 
@@ -623,10 +642,8 @@ void cli_buf_add_json_string(cli_buf *b, const char *s, size_t len)
         }
         j = json_stringn(fixed.p ? fixed.p : "", fixed.len);
     }
-    if (!j) {
-        fputs("out of memory\n", stderr);
-        abort();
-    }
+    if (!j)
+        out_of_memory();
     size_t need = json_dumpb(j, NULL, 0, JSON_ENCODE_ANY);
     cli_buf_reserve(b, need);
     b->len += json_dumpb(j, b->p + b->len, need, JSON_ENCODE_ANY);
@@ -698,10 +715,8 @@ void cli_ptrmap_put(cli_ptrmap *m, const void *key, uintptr_t value)
     if ((m->n + 1) * 2 > m->cap) {
         size_t cap = m->cap ? m->cap * 2 : 64, n = 0;
         struct cli_ptrmap_slot *s = calloc(cap, sizeof *s);
-        if (!s) {
-            fputs("out of memory\n", stderr);
-            abort();
-        }
+        if (!s)
+            out_of_memory();
         for (size_t i = 0; i < m->cap; i++)
             if (m->slots[i].key)
                 ptrmap_insert(s, cap - 1, m->slots[i].key, m->slots[i].value, &n);

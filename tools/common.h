@@ -1,11 +1,13 @@
 /*
  * tools/common.h - helpers shared by the rec command-line tools
- * (rec-dump, rec-summary, rec-cpu). Linked as tools/libreccli.la.
+ * (rec-dump, rec-summary, rec-cpu): tools/common.c and tools/cli-opts.c,
+ * linked as tools/libreccli.la.
  *
  * Stable API: other tools build on it, so only add to it. Functions that
  * can fail return 0 on success and -1 on a parse error (nothing printed;
- * the caller reports the usage error). Everything is reentrant: there is no
- * global state.
+ * the caller reports the usage error), except the option handlers of
+ * cli-opts.c, which print it. Everything is reentrant: there is no global
+ * state.
  */
 #ifndef REC_TOOLS_COMMON_H
 #define REC_TOOLS_COMMON_H
@@ -98,6 +100,26 @@ int  cli_threads_parse(const char *spec, cli_threads **out);
 bool cli_threads_match(const cli_threads *f, uint64_t tid,
                        const char *name, size_t name_len);
 void cli_threads_free(cli_threads *f);
+
+/* ------------------------------------------------------------------ */
+/* Option handling every tool shares. On a usage error these print    */
+/* their own "<prog>: ..." line and return -1.                         */
+/* ------------------------------------------------------------------ */
+
+/* "Try '<prog> --help' for more information." on stderr. */
+void cli_try_help(const char *prog);
+/* --version: "<prog> (<package>) <version>" on stdout, then exit 0. */
+_Noreturn void cli_version_exit(const char *prog);
+/* At least one FILE operand after the options (argv[first..argc)). */
+int cli_need_files(const char *prog, int first, int argc);
+/* --threads LIST; replaces *threads (a later option wins). */
+int cli_opt_threads(const char *prog, const char *arg, cli_threads **threads);
+/* --since/--until TIME into *t, setting *have; opt names the option. */
+int cli_opt_time(const char *prog, const char *opt, const char *arg,
+                 cli_time *t, bool *have);
+
+/* realloc() that aborts with "out of memory" like cli_buf (n 0 is 1). */
+void *cli_xrealloc(void *p, size_t n);
 
 /* ------------------------------------------------------------------ */
 /* Output buffer and JSON text.                                       */

@@ -26,28 +26,11 @@ static uint64_t stack_hash(uint32_t self, const uint32_t *funcs, size_t n)
     return h ? h : 1;
 }
 
-static int stacktab_grow(cpu_stacktab *t)
-{
-    size_t nslots = t->nslots ? t->nslots * 2 : 1024;
-    uint32_t *slots = calloc(nslots, sizeof *slots);
-    if (!slots)
-        return REC_ENOMEM;
-    for (size_t i = 0; i < t->n; i++) {
-        size_t j = t->hash[i] & (nslots - 1);
-        while (slots[j])
-            j = (j + 1) & (nslots - 1);
-        slots[j] = (uint32_t)i + 1;
-    }
-    free(t->slots);
-    t->slots = slots;
-    t->nslots = nslots;
-    return 0;
-}
-
 long cpu_stack_intern(cpu_stacktab *t, uint32_t self, const uint32_t *funcs,
                       size_t n)
 {
-    if ((t->n + 1) * 2 > t->nslots && stacktab_grow(t) < 0)
+    if ((t->n + 1) * 2 > t->nslots
+        && cpu_slots_grow(&t->slots, &t->nslots, 1024, t->hash, t->n) < 0)
         return REC_ENOMEM;
     uint64_t h = stack_hash(self, funcs, n);
     size_t mask = t->nslots - 1, j = h & mask;

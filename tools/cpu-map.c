@@ -85,6 +85,27 @@ int cpu_map_put(cpu_map *m, uint64_t key, uint32_t val)
     return 0;
 }
 
+/* ---- interning tables ---------------------------------------------- */
+
+int cpu_slots_grow(uint32_t **slots, size_t *nslots, size_t first,
+                   const uint64_t *hash, size_t n)
+{
+    size_t cap = *nslots ? *nslots * 2 : first;
+    uint32_t *v = calloc(cap, sizeof *v);
+    if (!v)
+        return REC_ENOMEM;
+    for (size_t i = 0; i < n; i++) {
+        size_t j = hash[i] & (cap - 1);
+        while (v[j])
+            j = (j + 1) & (cap - 1);
+        v[j] = (uint32_t)i + 1;
+    }
+    free(*slots);
+    *slots = v;
+    *nslots = cap;
+    return 0;
+}
+
 /* ---- strings ------------------------------------------------------ */
 
 static uint64_t hash_str(const char *s, size_t len)
@@ -102,40 +123,24 @@ void cpu_strtab_free(cpu_strtab *t)
     for (size_t i = 0; i < t->n; i++)
         free(t->strs[i]);
     free(t->strs);
+    free(t->hash);
     free(t->slots);
     memset(t, 0, sizeof *t);
-}
-
-static int strtab_grow(cpu_strtab *t)
-{
-    size_t nslots = t->nslots ? t->nslots * 2 : 256;
-    uint32_t *slots = calloc(nslots, sizeof *slots);
-    if (!slots)
-        return REC_ENOMEM;
-    for (size_t i = 0; i < t->n; i++) {
-        const char *s = t->strs[i];
-        size_t j = hash_str(s, strlen(s)) & (nslots - 1);
-        while (slots[j])
-            j = (j + 1) & (nslots - 1);
-        slots[j] = (uint32_t)i + 1;
-    }
-    free(t->slots);
-    t->slots = slots;
-    t->nslots = nslots;
-    return 0;
 }
 
 long cpu_strtab_intern(cpu_strtab *t, const char *s, size_t len)
 {
     len = strnlen(s, len);      /* names are C strings from here on */
-    if ((t->n + 1) * 2 > t->nslots && strtab_grow(t) < 0)
+    if ((t->n + 1) * 2 > t->nslots
+        && cpu_slots_grow(&t->slots, &t->nslots, 256, t->hash, t->n) < 0)
         return REC_ENOMEM;
-    size_t mask = t->nslots - 1;
-    size_t j = hash_str(s, len) & mask;
+    uint64_t h = hash_str(s, len);
+    size_t mask = t->nslots - 1, j = h & mask;
     for (; t->slots[j]; j = (j + 1) & mask) {
-        const char *c = t->strs[t->slots[j] - 1];
-        if (strncmp(c, s, len) == 0 && c[len] == '\0')
-            return (long)t->slots[j] - 1;
+        size_t i = t->slots[j] - 1;
+        const char *c = t->strs[i];
+        if (t->hash[i] == h && strncmp(c, s, len) == 0 && c[len] == '\0')
+            return (long)i;
     }
     if (t->n == t->cap) {
         size_t cap = t->cap ? t->cap * 2 : 256;
@@ -143,6 +148,10 @@ long cpu_strtab_intern(cpu_strtab *t, const char *s, size_t len)
         if (!strs)
             return REC_ENOMEM;
         t->strs = strs;
+        uint64_t *hv = realloc(t->hash, cap * sizeof *hv);
+        if (!hv)
+            return REC_ENOMEM;
+        t->hash = hv;
         t->cap = cap;
     }
     char *copy = malloc(len + 1);
@@ -151,6 +160,7 @@ long cpu_strtab_intern(cpu_strtab *t, const char *s, size_t len)
     memcpy(copy, s, len);
     copy[len] = '\0';
     t->strs[t->n] = copy;
+    t->hash[t->n] = h;
     t->slots[j] = (uint32_t)++t->n;
     return (long)t->n - 1;
 }

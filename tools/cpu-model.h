@@ -31,9 +31,17 @@ void cpu_map_clear(cpu_map *m);
 uint32_t cpu_map_get(const cpu_map *m, uint64_t key);
 int cpu_map_put(cpu_map *m, uint64_t key, uint32_t val);
 
+/* The slot index of an interning table (cpu_strtab, cpu_stacktab): slots
+ * hold item index + 1 (0 = empty), probed linearly from the item's hash.
+ * Doubles *nslots (from first, a power of two) and re-places the n items
+ * by their hashes: 0 or REC_ENOMEM. */
+int cpu_slots_grow(uint32_t **slots, size_t *nslots, size_t first,
+                   const uint64_t *hash, size_t n);
+
 /* Interned strings: each distinct string gets a dense index. */
 typedef struct cpu_strtab {
     char **strs;
+    uint64_t *hash;
     size_t n, cap;
     uint32_t *slots;        /* index + 1, 0 = empty */
     size_t nslots;

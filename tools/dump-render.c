@@ -68,22 +68,12 @@ struct dump_render {
     cli_buf scratch[MAX_LEVEL + 1];
 };
 
-static void *xrealloc(void *p, size_t n)
-{
-    p = realloc(p, n ? n : 1);
-    if (!p) {
-        fputs("out of memory\n", stderr);
-        abort();
-    }
-    return p;
-}
-
 /* ",\"name\":" - objects skip the comma for their first key. */
 static char *json_key(const char *name)
 {
     char *q = cli_json_quote(name, strlen(name));
     size_t l = strlen(q);
-    char *k = xrealloc(NULL, l + 3);
+    char *k = cli_xrealloc(NULL, l + 3);
     k[0] = ',';
     memcpy(k + 1, q, l);
     k[l + 1] = ':';
@@ -165,7 +155,7 @@ static const char *arena_store(dump_render *d, const char *s, size_t len)
     struct arena_block *b = d->arena;
     if (!b || b->cap - b->used < len) {
         size_t cap = len > (64u << 10) ? len : (64u << 10);
-        struct arena_block *nb = xrealloc(NULL, sizeof *nb + cap);
+        struct arena_block *nb = cli_xrealloc(NULL, sizeof *nb + cap);
         nb->used = 0;
         nb->cap = cap;
         /* The head is the block being filled; older ones follow. */
@@ -185,14 +175,14 @@ static struct type_info *type_info(dump_render *d, const rec_type *t)
         return d->tinfo[idx];
     if (d->ntinfo == d->captinfo) {
         d->captinfo = d->captinfo ? d->captinfo * 2 : 16;
-        d->tinfo = xrealloc(d->tinfo, d->captinfo * sizeof *d->tinfo);
+        d->tinfo = cli_xrealloc(d->tinfo, d->captinfo * sizeof *d->tinfo);
     }
-    struct type_info *ti = xrealloc(NULL, sizeof *ti);
+    struct type_info *ti = cli_xrealloc(NULL, sizeof *ti);
     memset(ti, 0, sizeof *ti);
     d->tinfo[d->ntinfo] = ti;
     ti->type = t;
     ti->nfields = rec_type_nfields(t);
-    ti->f = xrealloc(NULL, ti->nfields * sizeof *ti->f);
+    ti->f = cli_xrealloc(NULL, ti->nfields * sizeof *ti->f);
     ti->truncated = ti->frames = -1;
     bool event = rec_type_is_event(t);
     for (size_t i = 0; i < ti->nfields; i++) {
@@ -348,7 +338,7 @@ static void render_entry(dump_render *d, const rec_entry *e, rec_id id,
     }
     if (d->nrendered == d->caprendered) {
         d->caprendered = d->caprendered ? d->caprendered * 2 : 256;
-        d->rendered = xrealloc(d->rendered, d->caprendered * sizeof *d->rendered);
+        d->rendered = cli_xrealloc(d->rendered, d->caprendered * sizeof *d->rendered);
     }
     /* A cycle may have cached e deeper down already: the outermost
      * rendering, finished last, wins. */

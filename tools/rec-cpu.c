@@ -106,39 +106,29 @@ static int parse_args(int argc, char **argv, struct opts *o)
             break;
         }
         case O_THREADS:
-            cli_threads_free(o->threads);
-            o->threads = NULL;
-            if (cli_threads_parse(optarg, &o->threads) < 0) {
-                cli_error(prog, "--threads: empty thread list '%s'", optarg);
+            if (cli_opt_threads(prog, optarg, &o->threads) < 0)
                 return -1;
-            }
             break;
         case O_SINCE:
-        case O_UNTIL: {
-            cli_time *t = c == O_SINCE ? &o->cpu.since : &o->cpu.until;
-            if (cli_parse_time(optarg, t) < 0) {
-                cli_error(prog, "%s: not a time: '%s' (ns since the epoch, "
-                          "RFC 3339 or +DURATION)",
-                          c == O_SINCE ? "--since" : "--until", optarg);
+            if (cli_opt_time(prog, "--since", optarg, &o->cpu.since,
+                             &o->cpu.have_since) < 0)
                 return -1;
-            }
-            *(c == O_SINCE ? &o->cpu.have_since : &o->cpu.have_until) = true;
             break;
-        }
+        case O_UNTIL:
+            if (cli_opt_time(prog, "--until", optarg, &o->cpu.until,
+                             &o->cpu.have_until) < 0)
+                return -1;
+            break;
         case 'o': o->output = optarg; break;
         case 'h': usage(stdout); exit(CLI_EXIT_OK);
-        case 'V': printf("rec-cpu (%s) %s\n", PACKAGE_NAME, PACKAGE_VERSION);
-                  exit(CLI_EXIT_OK);
+        case 'V': cli_version_exit(prog);
         default:
-            fprintf(stderr, "Try 'rec-cpu --help' for more information.\n");
+            cli_try_help(prog);
             return -1;
         }
     }
-    if (optind >= argc) {
-        cli_error(prog, "no recording given");
-        fprintf(stderr, "Try 'rec-cpu --help' for more information.\n");
+    if (cli_need_files(prog, optind, argc) < 0)
         return -1;
-    }
     if (o->mode == MODE_CSV && o->cpu.hot) {
         cli_error(prog, "--hot has no CSV form: use --json");
         return -1;

@@ -78,11 +78,7 @@ static struct type_filter *type_filter(struct dumper *d, const rec_type *t)
         return &d->tf[idx];
     if (d->ntf == d->captf) {
         d->captf = d->captf ? d->captf * 2 : 16;
-        d->tf = realloc(d->tf, d->captf * sizeof *d->tf);
-        if (!d->tf) {
-            fputs("out of memory\n", stderr);
-            abort();
-        }
+        d->tf = cli_xrealloc(d->tf, d->captf * sizeof *d->tf);
     }
     struct type_filter *f = &d->tf[d->ntf];
     const char *name = rec_type_name(t);
@@ -354,12 +350,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
             }
             break;
         case O_THREADS:
-            cli_threads_free(o->threads);
-            o->threads = NULL;
-            if (cli_threads_parse(optarg, &o->threads) < 0) {
-                cli_error(prog, "--threads: empty thread list '%s'", optarg);
+            if (cli_opt_threads(prog, optarg, &o->threads) < 0)
                 return -1;
-            }
             break;
         case O_DEPTH:
             if (cli_parse_uint(optarg, &n) < 0 || n > UINT32_MAX) {
@@ -369,31 +361,25 @@ static int parse_args(int argc, char **argv, struct opts *o)
             o->stack_depth = (unsigned)n;
             break;
         case O_SINCE:
-        case O_UNTIL: {
-            cli_time *t = c == O_SINCE ? &o->since : &o->until;
-            if (cli_parse_time(optarg, t) < 0) {
-                cli_error(prog, "%s: not a time: '%s' (ns since the epoch, "
-                          "RFC 3339 or +DURATION)",
-                          c == O_SINCE ? "--since" : "--until", optarg);
+            if (cli_opt_time(prog, "--since", optarg, &o->since,
+                             &o->have_since) < 0)
                 return -1;
-            }
-            *(c == O_SINCE ? &o->have_since : &o->have_until) = true;
             break;
-        }
+        case O_UNTIL:
+            if (cli_opt_time(prog, "--until", optarg, &o->until,
+                             &o->have_until) < 0)
+                return -1;
+            break;
         case 'o': o->output = optarg; break;
         case 'h': usage(stdout); exit(CLI_EXIT_OK);
-        case 'V': printf("rec-dump (%s) %s\n", PACKAGE_NAME, PACKAGE_VERSION);
-                  exit(CLI_EXIT_OK);
+        case 'V': cli_version_exit(prog);
         default:
-            fprintf(stderr, "Try 'rec-dump --help' for more information.\n");
+            cli_try_help(prog);
             return -1;
         }
     }
-    if (optind >= argc) {
-        cli_error(prog, "no recording given");
-        fprintf(stderr, "Try 'rec-dump --help' for more information.\n");
+    if (cli_need_files(prog, optind, argc) < 0)
         return -1;
-    }
     return 0;
 }
 

@@ -45,5 +45,4 @@ TESTS += tests/test-symbols tests/test-start.sh tests/test-start-exit.sh \
 	tests/test-start-follow.sh tests/test-stacks.sh
 dist_check_SCRIPTS += tests/test-start.sh tests/test-start-exit.sh \
 	tests/test-start-follow.sh tests/test-stacks.sh
-EXTRA_DIST += tests/start-tap.sh
 dist_man_MANS += man/rec-start.1
