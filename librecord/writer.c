@@ -400,6 +400,14 @@ uint64_t rec_writer_bytes(const rec_writer *w)
     return w ? atomic_load_explicit(&((rec_writer *)w)->bytes, memory_order_relaxed) : 0;
 }
 
+/* The generation moves on (under the stream locks) exactly when a rotation
+ * takes the streams' events for the old chunk: events emitted after it
+ * goes up are in the next chunk. It counts from 1 for chunk 0. */
+uint32_t rec_writer_chunk_index(const rec_writer *w)
+{
+    return w ? atomic_load_explicit(&((rec_writer *)w)->gen, memory_order_relaxed) - 1 : 0;
+}
+
 static void writer_free(rec_writer *w)
 {
     while (w->streams) {

@@ -97,6 +97,15 @@ static void collect(recs_thread *t, bool dead, bool final)
     }
     if (locked && !dead && atomic_load(&recs_g.running))
         recs_queue_unlock(&t->q);
+    if (!dead && final) {
+        /* The timer stopped at the pause (recs_stop): the thread's figure
+         * and its arming end there; every handler has finished. */
+        if (!t->stopped)
+            t->end_ns = recs__now_ns();
+        it->end_cpu = t->stopped ? t->stop_cpu : recs__thread_cpu_ns(t);
+        recs__thread_close_arming(t, it->end_cpu);
+        t->stopped = false;
+    }
     for (int i = 0; i < RECS_LOST_NREASONS; i++) {
         it->lost_n[i] = atomic_exchange(&t->lost[i].count, 0);
         it->lost_ns[i] = atomic_exchange(&t->lost[i].ns, 0);
@@ -115,8 +124,7 @@ static void collect(recs_thread *t, bool dead, bool final)
             it->end_ns = t->end_ns;
             it->end_cpu = t->end_cpu;
         } else {
-            it->end_ns = recs__now_ns();
-            it->end_cpu = recs__thread_cpu_ns(t);
+            it->end_ns = t->end_ns;   /* set with the figure above */
         }
         if (t->timer_failed) {
             /* Never sampled: its whole CPU time in the session is lost. */
@@ -196,6 +204,24 @@ static void emit_item(const titem *it)
     }
 }
 
+/* Every chunk is self-contained, module mappings included: after a
+ * rotation, all ModuleLoad events again. Events emitted once the writer's
+ * chunk index has moved on land in the new chunk, and only this thread's
+ * own writes (emit, flush) rotate, so checking before each flush and
+ * before each drain's events covers every chunk. drain_lock held. */
+void recs__chunk_modules(void)
+{
+    uint32_t idx;
+
+    if (!recs_g.w || !recs_g.st || !recs_g.sym)
+        return;
+    idx = rec_writer_chunk_index(recs_g.w);
+    if (idx == recs_g.modules_chunk)
+        return;
+    recs_g.modules_chunk = idx;
+    recs_symbols_emit_modules(recs_g.sym, recs_g.st, true);
+}
+
 /* One pass over every thread; drain_lock held. final: the session ends
  * (no handler runs any more): snapshot the live threads. */
 void recs__drain_locked(bool final)
@@ -204,6 +230,7 @@ void recs__drain_locked(bool final)
 
     if (!recs_g.st)
         return;
+    recs__chunk_modules();
     nitems = 0;
     recs_g.batch_size = 0;
     pthread_mutex_lock(&recs_g.reg_lock);
@@ -220,6 +247,8 @@ void recs__drain_locked(bool final)
     /* Modules the symbolizer found on its own rescans (dlopen). */
     if (nitems)
         recs_symbols_emit_modules(recs_g.sym, recs_g.st, false);
+    /* A full stream buffer may have rotated the chunk meanwhile. */
+    recs__chunk_modules();
     while (dead) {
         recs_thread *next = dead->next;
         recs__thread_free(dead);

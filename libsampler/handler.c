@@ -164,7 +164,7 @@ static void on_signal(int sig, siginfo_t *si, void *ucv)
 {
     int saved_errno = errno;
     recs_thread *t;
-    uint64_t period;
+    uint64_t period, n;
     recs_request *r;
 
     if (si->si_code != SI_TIMER || si->si_value.sival_ptr != &recs__timer_cookie) {
@@ -179,9 +179,12 @@ static void on_signal(int sig, siginfo_t *si, void *ucv)
         goto out;
     }
     if (!atomic_load(&recs_g.running))
-        goto out;
-    period = atomic_load_explicit(&t->period_ns, memory_order_relaxed) *
-             ((uint64_t)(si->si_overrun > 0 ? si->si_overrun : 0) + 1);
+        goto out;   /* not in K either: the stop counts it undelivered */
+    n = (uint64_t)(si->si_overrun > 0 ? si->si_overrun : 0) + 1;
+    period = atomic_load_explicit(&t->period_ns, memory_order_relaxed) * n;
+    /* Every expiry that becomes a sample or a lost count below is in K,
+     * so that only the others are counted undelivered (thread.c). */
+    atomic_fetch_add_explicit(&t->expiries, n, memory_order_relaxed);
     if (!atomic_load(&t->safe)) {
         recs__thread_add_lost(t, RECS_LOST_UNSAFE, 1, period);
         goto out;

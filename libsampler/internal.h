@@ -36,6 +36,7 @@ enum recs_lost_reason {
     RECS_LOST_BUSY,      /* queue-busy */
     RECS_LOST_UNSAFE,    /* unsafe: registration, teardown, own drain, fork */
     RECS_LOST_TIMER,     /* timer-failed: the thread had no timer */
+    RECS_LOST_UNDELIVERED, /* undelivered: expired, never signalled */
     RECS_LOST_NREASONS
 };
 extern const char *const recs_lost_names[RECS_LOST_NREASONS];
@@ -51,6 +52,11 @@ typedef struct recs_thread {
     _Atomic uint64_t period_ns;    /* period of the armed timer */
     uint64_t stack_lo, stack_hi;
     recs_lost lost[RECS_LOST_NREASONS];
+    /* K: expiries accounted since the timer was armed (sum of overrun + 1
+     * over the signals that became a sample or a lost count). Written by
+     * the handler on this thread and by this thread's exit path, read (and
+     * reset) under reg_lock; see thread.c for the ordering relied on. */
+    _Atomic uint64_t expiries;
 
     /* Registration, under recs_g.reg_lock. */
     struct recs_thread *prev, *next;
@@ -62,6 +68,12 @@ typedef struct recs_thread {
     bool in_session;               /* ThreadStart due or written this session */
     bool start_pending;            /* ThreadStart not written yet */
     uint64_t start_ns, start_cpu;  /* when sampling began */
+    /* The current arming: CPU clock read just before timer_settime and
+     * the period armed; expiries = floor((cpu - arm_cpu) / arm_period). */
+    bool armed;
+    uint64_t arm_cpu, arm_period;
+    bool stopped;                  /* timer paused at recs_stop ... */
+    uint64_t stop_cpu;             /* ... when the CPU clock read this */
     bool ended;                    /* exited; on the dead list */
     uint64_t end_ns, end_cpu;
     char name[16];                 /* at exit (prctl PR_GET_NAME) */
@@ -110,6 +122,8 @@ typedef struct recs_global {
     rec_writer *w;
     rec_stream *st;
     struct recs_symbols *sym;
+    uint32_t modules_chunk;        /* chunk the ModuleLoad events were last
+                                      written for (all of them) */
     pid_t pid;                     /* process that owns the session */
     pthread_t sampler;
     bool sampler_started;
@@ -135,6 +149,7 @@ void recs__thread_free(recs_thread *t);
 int  recs__thread_arm(recs_thread *t, uint64_t period_ns);  /* reg_lock held */
 void recs__thread_disarm(recs_thread *t);                   /* reg_lock held */
 void recs__thread_pause_timer(recs_thread *t);
+void recs__thread_close_arming(recs_thread *t, uint64_t cpu_ns);  /* reg_lock */
 void recs__thread_add_lost(recs_thread *t, int reason, uint64_t n, uint64_t ns);
 uint64_t recs__thread_cpu_ns(const recs_thread *t);
 uint32_t recs__queue_capacity(uint64_t period_ns, unsigned depth);
@@ -149,6 +164,7 @@ void recs__warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* sampler.c */
 void recs__drain_locked(bool final);
+void recs__chunk_modules(void);
 int  recs__start_config(const recs_config *cfg);
 int  recs__stop(bool from_sampler);
 void recs__after_fork_child(void);

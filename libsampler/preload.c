@@ -180,6 +180,8 @@ static void fork_child(void)
         self->q.count = 0;
         atomic_store(&self->q.lock, RECS_UNLOCKED);
         self->has_timer = self->in_session = self->start_pending = false;
+        self->armed = self->stopped = false;   /* no timer survives fork */
+        atomic_store(&self->expiries, 0);
         self->tid = recs__gettid();
         self->parent_tid = 0;
         self->self = pthread_self();

@@ -338,6 +338,7 @@ int recs__start_config(const recs_config *cfg)
     recs__emit_settings();
     recs__emit_process();
     recs_symbols_emit_modules(recs_g.sym, recs_g.st, true);
+    recs_g.modules_chunk = rec_writer_chunk_index(recs_g.w);
 
     /* The calling thread is sampled too (the main thread under preload;
      * a program's thread that calls recs_start). */

@@ -10,6 +10,28 @@
  * no handler can run on freed memory. Threads that exit during a recording
  * are moved to a dead list; the drain writes their last samples and their
  * ThreadEnd, then frees them.
+ *
+ * Expiry accounting. A CPU timer's expiry is only noticed at a scheduler
+ * tick that finds the thread running, so expiries late in a thread's life,
+ * of a thread that runs in short bursts, or on a loaded machine may never
+ * be signalled before the thread exits or the timer stops. Each arming
+ * therefore records the thread's CPU clock read just before timer_settime
+ * (arm_cpu) and the period (arm_period); the handler adds overrun + 1 to
+ * the thread's expiry count K for every signal it turns into a sample or a
+ * lost count (whatever the reason), and a signal collected as pending at
+ * exit is added the same way. When the arming ends (exit, stop, re-arm)
+ * with the CPU clock at cpu, the timer has expired E = floor((cpu -
+ * arm_cpu) / arm_period) times; E - K > 0 expiries were never signalled
+ * and are counted lost with reason "undelivered". What remains, cpu -
+ * arm_cpu - E * period < period, is the partial period that never expired:
+ * the one inherent error of the method.
+ *
+ * Memory ordering of K: only the handler running on the thread itself and
+ * that thread's exit path (signal blocked) write it, with relaxed atomic
+ * adds. It is read by the thread itself at exit (program order), at stop
+ * after every handler has left (the handler's seq_cst decrement of
+ * recs_g.inflight after its add, and the stopper's seq_cst load of 0,
+ * order it), and at a re-arm with an atomic exchange (see rearm()).
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -32,7 +54,7 @@ static pthread_key_t exit_key;
 static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
 
 const char *const recs_lost_names[RECS_LOST_NREASONS] = {
-    "queue-full", "queue-busy", "unsafe", "timer-failed",
+    "queue-full", "queue-busy", "unsafe", "timer-failed", "undelivered",
 };
 
 pid_t recs__gettid(void)
@@ -167,15 +189,75 @@ static int queue_prepare(recs_thread *t)
     return 0;
 }
 
-static int settime(recs_thread *t, uint64_t period_ns)
+/* Arm t's timer: every period_ns, the first expiry after first_ns. */
+static int settime(recs_thread *t, uint64_t period_ns, uint64_t first_ns)
 {
     struct itimerspec its;
 
     its.it_interval.tv_sec = (time_t)(period_ns / 1000000000u);
     its.it_interval.tv_nsec = (long)(period_ns % 1000000000u);
-    its.it_value = its.it_interval;
+    its.it_value.tv_sec = (time_t)(first_ns / 1000000000u);
+    its.it_value.tv_nsec = (long)(first_ns % 1000000000u);
     atomic_store(&t->period_ns, period_ns);
     return timer_settime(t->timer, 0, &its, NULL);
+}
+
+/* End t's current arming at CPU clock cpu_ns: the expiries the kernel
+ * never signalled are counted lost (undelivered). reg_lock held; K must
+ * already hold every signal of this arming that will ever be recorded.
+ * Returns the partial period that had not expired. */
+static uint64_t close_arming(recs_thread *t, uint64_t cpu_ns)
+{
+    uint64_t k = atomic_exchange(&t->expiries, 0);
+    uint64_t e, used;
+
+    if (!t->armed)
+        return 0;
+    t->armed = false;
+    if (!t->arm_period || cpu_ns <= t->arm_cpu)
+        return 0;
+    used = cpu_ns - t->arm_cpu;
+    e = used / t->arm_period;
+    if (e > k)
+        recs__thread_add_lost(t, RECS_LOST_UNDELIVERED, e - k,
+                              (e - k) * t->arm_period);
+    return used - e * t->arm_period;
+}
+
+void recs__thread_close_arming(recs_thread *t, uint64_t cpu_ns)
+{
+    close_arming(t, cpu_ns);
+}
+
+/* A new period for a thread being sampled (another thread may call this).
+ * The old arming is closed at the clock read just before timer_settime,
+ * and its partial period carried into the new one: the new arming's origin
+ * is set back by it and its first expiry comes that much sooner, so a
+ * re-arm adds no error of its own (whole new periods the partial already
+ * covers never expire and are counted undelivered when the arming ends);
+ * on Linux >= 6.13 a signal of the old arming still pending is dropped by
+ * the re-arm, and is then counted undelivered. Not exact: a signal the
+ * thread dequeued before the re-arm but whose handler runs after the
+ * exchange below is counted in the new arming (and its expiry as
+ * undelivered in the old one), and one of the new arming handled before
+ * the exchange in the old one; either way at most one period per re-arm
+ * is misplaced, never lost. */
+static int rearm(recs_thread *t, uint64_t period_ns)
+{
+    uint64_t c = recs__thread_cpu_ns(t);
+    uint64_t partial = 0;
+
+    if (t->armed && t->arm_period && c > t->arm_cpu)
+        partial = (c - t->arm_cpu) % t->arm_period;
+    if (partial > c)
+        partial = c;
+    if (settime(t, period_ns, period_ns - partial % period_ns) != 0)
+        return REC_EIO;
+    close_arming(t, c);
+    t->arm_cpu = c - partial;
+    t->arm_period = period_ns;
+    t->armed = true;
+    return 0;
 }
 
 /* Start sampling t in the running session: ThreadStart due, queue ready,
@@ -186,17 +268,16 @@ int recs__thread_arm(recs_thread *t, uint64_t period_ns)
 {
     struct sigevent sev;
 
-    if (t->in_session) {
-        if (t->has_timer && settime(t, period_ns) != 0)
-            return REC_EIO;
-        return 0;
-    }
+    if (t->in_session)
+        return t->has_timer ? rearm(t, period_ns) : 0;
     atomic_store(&t->safe, 0);
     t->in_session = true;
     t->start_pending = true;
     t->start_ns = recs__now_ns();
     t->start_cpu = recs__thread_cpu_ns(t);
     t->timer_failed = false;
+    t->armed = t->stopped = false;
+    atomic_store(&t->expiries, 0);
     t->ref = 0;              /* pool ids belong to the previous writer */
     for (int i = 0; i < RECS_LOST_NREASONS; i++) {
         atomic_store(&t->lost[i].count, 0);
@@ -216,12 +297,17 @@ int recs__thread_arm(recs_thread *t, uint64_t period_ns)
     t->has_timer = true;
     atomic_store(&t->period_ns, period_ns);
     atomic_store(&t->safe, 1);
-    if (settime(t, period_ns) != 0) {
+    /* ThreadStart's CPU time is the arming's origin: the same reading. */
+    t->start_cpu = recs__thread_cpu_ns(t);
+    if (settime(t, period_ns, period_ns) != 0) {
         atomic_store(&t->safe, 0);
         timer_delete(t->timer);
         t->has_timer = false;
         goto failed;
     }
+    t->arm_cpu = t->start_cpu;
+    t->arm_period = period_ns;
+    t->armed = true;
     return 0;
 
 failed:
@@ -238,13 +324,20 @@ failed:
     return REC_EIO;
 }
 
-/* Stop t's timer without deleting it (a pending signal stays valid). */
+/* Stop t's timer at recs_stop, noting the CPU clock just before: the
+ * arming ends there, and so does the thread's figure in the recording
+ * (its snapshot ThreadEnd). */
 void recs__thread_pause_timer(recs_thread *t)
 {
     struct itimerspec zero;
+    uint64_t c = recs__thread_cpu_ns(t);
 
     memset(&zero, 0, sizeof zero);
-    timer_settime(t->timer, 0, &zero, NULL);
+    if (timer_settime(t->timer, 0, &zero, NULL) == 0) {
+        t->stop_cpu = c;
+        t->end_ns = recs__now_ns();
+        t->stopped = true;
+    }
 }
 
 void recs__thread_disarm(recs_thread *t)
@@ -289,6 +382,29 @@ void recs__thread_register(recs_thread *t)
     pthread_mutex_unlock(&recs_g.reg_lock);
 }
 
+/* On the exiting thread, signal blocked: a timer signal already pending
+ * would be discarded with the thread, so its expiries are counted lost
+ * (unsafe) and in K. */
+static void collect_pending(recs_thread *t)
+{
+    sigset_t set;
+    siginfo_t si;
+    struct timespec zero = { 0, 0 };
+    uint64_t period = atomic_load(&t->period_ns);
+
+    if (recs_g.signo <= 0 || !t->in_session)
+        return;
+    sigemptyset(&set);
+    sigaddset(&set, recs_g.signo);
+    while (sigtimedwait(&set, &si, &zero) == recs_g.signo) {
+        uint64_t n = 1 + (uint64_t)(si.si_overrun > 0 ? si.si_overrun : 0);
+        if (si.si_code != SI_TIMER || si.si_value.sival_ptr != &recs__timer_cookie)
+            continue;
+        atomic_fetch_add_explicit(&t->expiries, n, memory_order_relaxed);
+        recs__thread_add_lost(t, RECS_LOST_UNSAFE, n, n * period);
+    }
+}
+
 /* Called by the exiting thread (key destructor) or at recs_stop for a
  * thread that will not be sampled again. */
 void recs__thread_exit(void)
@@ -309,19 +425,7 @@ void recs__thread_exit(void)
      * invalidates its pending signal (Linux >= 6.13 drops it). This is
      * also where the CPU time of a thread that kept the signal blocked is
      * accounted for: one signal, with every expiry in its overrun count. */
-    if (recs_g.signo > 0 && t->in_session) {
-        sigset_t set;
-        siginfo_t si;
-        struct timespec zero = { 0, 0 };
-        uint64_t period = atomic_load(&t->period_ns);
-        sigemptyset(&set);
-        sigaddset(&set, recs_g.signo);
-        while (sigtimedwait(&set, &si, &zero) == recs_g.signo) {
-            uint64_t n = 1 + (uint64_t)(si.si_overrun > 0 ? si.si_overrun : 0);
-            if (si.si_code == SI_TIMER && si.si_value.sival_ptr == &recs__timer_cookie)
-                recs__thread_add_lost(t, RECS_LOST_UNSAFE, n, n * period);
-        }
-    }
+    collect_pending(t);
     recs__thread_disarm(t);
     unlink_thread(t);
     recs_self = NULL;
@@ -329,7 +433,12 @@ void recs__thread_exit(void)
         was_in = true;
         t->ended = true;
         t->end_ns = recs__now_ns();
-        t->end_cpu = recs__thread_cpu_ns(t);
+        /* Read after the timer is gone: no expiry can follow it. After a
+         * stop the recording's figure is the one read at the pause. */
+        t->end_cpu = t->stopped ? t->stop_cpu : recs__thread_cpu_ns(t);
+        /* Kernels before 6.13 keep a deleted timer's pending signal. */
+        collect_pending(t);
+        recs__thread_close_arming(t, t->end_cpu);
         if (prctl(PR_GET_NAME, t->name, 0, 0, 0) != 0)
             t->name[0] = '\0';
         t->next = recs_g.dead;

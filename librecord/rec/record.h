@@ -88,6 +88,12 @@ int rec_writer_close(rec_writer *w);
 /* Bytes written to the file so far (headers, metadata, pools, events). */
 uint64_t rec_writer_bytes(const rec_writer *w);
 
+/* Index (from 0) of the chunk that events emitted from now on go to; it
+ * changes at every rotation. Thread-safe, lock-free: a writer of events
+ * that must be in every chunk (module mappings) re-emits them when it
+ * sees it change. */
+uint32_t rec_writer_chunk_index(const rec_writer *w);
+
 /* A stream is a buffer owned by one thread. Its owner encodes events with
  * rec_emit_*() without locks (one uncontended compare-and-swap per event so
  * that a flush from another thread can take the buffer). */
@@ -192,6 +198,9 @@ uint64_t rec_event_time_ns(const rec_event *ev);   /* ns since the epoch */
 uint64_t rec_event_ticks(const rec_event *ev);     /* chunk-relative ticks */
 size_t   rec_event_bytes(const rec_event *ev);     /* encoded size */
 int      rec_event_get(const rec_event *ev, size_t field, rec_value *out);
+/* All fields at once, rec_type_nfields() of them in field order (what
+ * rec_event_get() copies out one at a time): for per-event loops. */
+const rec_value *rec_event_values(const rec_event *ev);
 
 /* Pool entries (resolved across references within the chunk). Entries and
  * the strings they hold stay valid until the reader enters another chunk;

@@ -39,13 +39,17 @@ int main(int argc, char **argv)
     if (recs_set_throttle("1ms") < 0 || recs_set_throttle("bogus") != REC_EINVAL)
         return 11;
     hz_burn_ms(50);
+    /* A longer period: the partial 1 ms period is carried into it. */
+    if (recs_set_throttle("7ms") < 0)
+        return 11;
+    hz_burn_ms(30);
     pthread_join(t, NULL);
     if (recs_drain() < 0)
         return 12;
     if (recs_stop() < 0)
         return 13;
     recs_get_stats(&st);
-    if (st.samples == 0 || st.period_ns != 1000000)
+    if (st.samples == 0 || st.period_ns != 7000000)
         return 14;
     o.append = true;
     o.overwrite = false;
