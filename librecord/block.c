@@ -18,6 +18,7 @@
 
 #include "format.h"
 #include "reader_int.h"
+#include "fields.h"
 
 #define MAX_SCHEMAS 8           /* distinct metadata kept for pointer stability */
 
@@ -71,6 +72,7 @@ found:
         r->vals = v;
         r->vals_cap = s->max_fields;
     }
+    r->ev.values = r->vals;
     rec__drop_pools(r);
     if (rec__rp_init(&r->pools, s) < 0)
         return rec__rfail(r, REC_ENOMEM, r->blk_off, "out of memory");
@@ -100,7 +102,7 @@ static int load_pool(rec_reader *r, const uint8_t *raw, size_t n)
     rec__cdec d;
     rec__citem it;
     int rc;
-    rec__dctx c = { .pools = &r->pools, .copy = true };
+    rec__dctx c = { .pools = &r->pools };
     rec__cdec_init(&d, raw, n);
     while (!rec__cdec_done(&d)) {
         size_t at = d.pos;
@@ -139,7 +141,10 @@ static int load_pool(rec_reader *r, const uint8_t *raw, size_t n)
         e->id = (rec_id)it.u;
         e->resolved = false;
         c.prev_ticks = 0;
-        if ((rc = rec__decode_fields(&d, t, e->values, &c)) < 0)
+        const uint8_t *p = d.buf + d.pos;
+        rc = decode_fields(&p, d.buf + d.end, t, e->values, &c, true);
+        d.pos = (size_t)(p - d.buf);
+        if (rc < 0)
             return decode_fail(r, &c, rc, "pool", at, t);
         if ((rc = rec__rp_add(&r->pools, e)) < 0)
             return rec__rfail(r, rc, r->blk_off, "out of memory");
@@ -156,7 +161,7 @@ static int start_events(rec_reader *r, const uint8_t *raw, size_t n)
         return rec__rfail(r, rc < 0 ? rc : REC_ECORRUPT, r->blk_off,
                     "events block without base ticks (%s)",
                     rc < 0 ? code_what(rc) : "not an unsigned integer");
-    r->dctx = (rec__dctx){ .pools = &r->pools, .copy = false,
+    r->dctx = (rec__dctx){ .pools = &r->pools,
                            .prev_ticks = it.u, .items = r->dctx.items,
                            .items_cap = r->dctx.items_cap };
     r->in_events = true;
@@ -246,38 +251,52 @@ int rec__read_block(rec_reader *r)
 
 /* ---- events ---- */
 
+/* A code for an item the decoder read but a check refused: REC_ETOOBIG
+ * when it declared more than the limits allow. */
+static int refused(const rec_value *v)
+{
+    return v->kind == REC__K_TOOBIG ? REC_ETOOBIG : 0;
+}
+
 static int decode_event(rec_reader *r)
 {
     rec__cdec *d = &r->dec;
-    rec__citem it;
+    rec_value h;
     size_t at = d->pos;
-    int rc = rec__cdec_next(d, &it);
-    r->dctx.what = NULL;
-    r->dctx.field = NULL;
-    if (rc < 0)
-        return decode_fail(r, &r->dctx, rc, "events", at, NULL);
-    if (it.kind != RCK_ARRAY || it.u == 0)
+    const uint8_t *p = d->buf + at, *end = d->buf + d->end;
+    int rc = rec__vdec_at(&p, end, &h);
+    if (__builtin_expect(rc < 0 || h.kind != REC__K_ARRAY || h.v.array.n == 0, 0)) {
+        if (rc < 0 || (rc = refused(&h)) < 0) {
+            r->dctx.what = NULL;
+            return decode_fail(r, &r->dctx, rc, "events", at, NULL);
+        }
         return rec__rfail(r, REC_ECORRUPT, r->blk_off,
                     "events block, byte %zu: %s", at,
-                    it.kind == RCK_ARRAY ? "empty event" : "event is not an array");
-    uint64_t count = it.u;
-    if ((rc = rec__cdec_next(d, &it)) < 0 || it.kind != RCK_UINT)
+                    h.kind == REC__K_ARRAY ? "empty event" : "event is not an array");
+    }
+    uint64_t count = h.v.array.n;
+    rc = rec__vdec_at(&p, end, &h);
+    if (__builtin_expect(rc < 0 || h.kind != REC_UINT, 0)) {
+        if (rc == 0)
+            rc = refused(&h);
         return rec__rfail(r, rc < 0 ? rc : REC_ECORRUPT, r->blk_off,
                     "events block, byte %zu: bad event type id (%s)", at,
                     rc < 0 ? code_what(rc) : "not an unsigned integer");
-    const rec_type *t = rec__schema_type(r->schema, it.u);
-    if (!t || !t->is_event)
+    }
+    const rec_type *t = rec__schema_type(r->schema, h.v.u);
+    if (__builtin_expect(!t || !t->is_event, 0))
         return rec__rfail(r, REC_ECORRUPT, r->blk_off,
-                    "events block, byte %zu: unknown event type %" PRIu64, at, it.u);
-    if (count != 1 + t->nfields)
+                    "events block, byte %zu: unknown event type %" PRIu64, at, h.v.u);
+    if (__builtin_expect(count != 1 + t->nfields, 0))
         return rec__rfail(r, REC_ECORRUPT, r->blk_off,
                     "events block, byte %zu: %s event has %" PRIu64 " items, expected %zu",
                     at, t->name, count, 1 + t->nfields);
     r->dctx.nitems = 0;
-    if ((rc = rec__decode_fields(d, t, r->vals, &r->dctx)) < 0)
+    rc = decode_fields(&p, end, t, r->vals, &r->dctx, false);
+    d->pos = (size_t)(p - d->buf);
+    if (__builtin_expect(rc < 0, 0))
         return decode_fail(r, &r->dctx, rc, "events", at, t);
     r->ev.type = t;
-    r->ev.values = r->vals;
     r->ev.ticks = t->ticks_field >= 0 && r->vals[t->ticks_field].kind == REC_UINT
                   ? r->vals[t->ticks_field].v.u : r->dctx.prev_ticks;
     r->ev.bytes = d->pos - at;

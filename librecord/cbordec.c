@@ -60,6 +60,72 @@ const struct cbor_callbacks rec__cdec_callbacks = {
     .indef_break = cb_indef,
 };
 
+/* ---- straight into a rec_value (see rec__vdec_next) ---- */
+
+#define VV(ctx) ((rec_value *)(ctx))
+
+static void vu8(void *c, uint8_t v)   { VV(c)->kind = REC_UINT; VV(c)->v.u = v; }
+static void vu16(void *c, uint16_t v) { VV(c)->kind = REC_UINT; VV(c)->v.u = v; }
+static void vu32(void *c, uint32_t v) { VV(c)->kind = REC_UINT; VV(c)->v.u = v; }
+static void vu64(void *c, uint64_t v) { VV(c)->kind = REC_UINT; VV(c)->v.u = v; }
+static void vn8(void *c, uint8_t v)   { VV(c)->kind = REC__K_NEGINT; VV(c)->v.u = v; }
+static void vn16(void *c, uint16_t v) { VV(c)->kind = REC__K_NEGINT; VV(c)->v.u = v; }
+static void vn32(void *c, uint32_t v) { VV(c)->kind = REC__K_NEGINT; VV(c)->v.u = v; }
+static void vn64(void *c, uint64_t v) { VV(c)->kind = REC__K_NEGINT; VV(c)->v.u = v; }
+static void vbool(void *c, bool v)    { VV(c)->kind = REC_BOOL; VV(c)->v.b = v; }
+static void vnull(void *c)            { VV(c)->kind = REC_NULL; }
+static void vother(void *c)           { VV(c)->kind = REC__K_OTHER; }
+static void vtag(void *c, uint64_t v) { (void)v; VV(c)->kind = REC__K_OTHER; }
+static void vf4(void *c, float v)     { (void)v; VV(c)->kind = REC__K_OTHER; }
+static void vf8(void *c, double v)    { (void)v; VV(c)->kind = REC__K_OTHER; }
+
+/* Sizes are checked here, before anyone can act on them. */
+static void vtext(void *c, cbor_data p, size_t n)
+{
+    if (n > REC_MAX_STRING) {
+        VV(c)->kind = REC__K_TOOBIG;
+        return;
+    }
+    VV(c)->kind = REC_STRING;
+    VV(c)->v.str.s = (const char *)p;
+    VV(c)->v.str.len = n;
+}
+
+static void vbytes(void *c, cbor_data p, size_t n)
+{
+    (void)p;
+    VV(c)->kind = n > REC_MAX_STRING ? REC__K_TOOBIG : REC__K_OTHER;
+}
+
+static void varray(void *c, size_t n)
+{
+    if (n > REC_MAX_ARRAY) {
+        VV(c)->kind = REC__K_TOOBIG;
+        return;
+    }
+    VV(c)->kind = REC__K_ARRAY;
+    VV(c)->v.array.items = NULL;
+    VV(c)->v.array.n = n;
+}
+
+static void vmap(void *c, size_t n)
+{
+    VV(c)->kind = n > REC_MAX_ARRAY ? REC__K_TOOBIG : REC__K_OTHER;
+}
+
+const struct cbor_callbacks rec__vdec_callbacks = {
+    .uint8 = vu8, .uint16 = vu16, .uint32 = vu32, .uint64 = vu64,
+    .negint8 = vn8, .negint16 = vn16, .negint32 = vn32, .negint64 = vn64,
+    .byte_string_start = vother, .byte_string = vbytes,
+    .string = vtext, .string_start = vother,
+    .indef_array_start = vother, .array_start = varray,
+    .indef_map_start = vother, .map_start = vmap,
+    .tag = vtag,
+    .float2 = vf4, .float4 = vf4, .float8 = vf8,
+    .undefined = vother, .null = vnull, .boolean = vbool,
+    .indef_break = vother,
+};
+
 /* Declared length of a string item whose bytes are not all there, read from
  * its head; UINT64_MAX if the head itself is cut. */
 static uint64_t declared_len(const uint8_t *p, size_t n)
@@ -88,6 +154,14 @@ int rec__cdec_fail(const rec__cdec *d, struct cbor_decoder_result r)
             return REC_ETOOBIG;
     }
     return REC_ECORRUPT;
+}
+
+int rec__vdec_fail(const uint8_t *p, size_t n, struct cbor_decoder_result r)
+{
+    if (n == 0 || r.status == CBOR_DECODER_FINISHED)
+        return REC_ECORRUPT;    /* nothing left, or libcbor read nothing */
+    rec__cdec d = { .buf = p, .pos = 0, .end = n };
+    return rec__cdec_fail(&d, r);
 }
 
 int rec__cdec_skip(rec__cdec *d, unsigned max_depth)

@@ -14,6 +14,8 @@
 #include "format.h"
 #include "rec/record.h"
 
+#pragma GCC visibility push(hidden)
+
 enum rec__ckind {
     RCK_UINT,     /* u */
     RCK_NEGINT,   /* value is -1 - u */
@@ -75,8 +77,50 @@ static inline int rec__cdec_next(rec__cdec *d, rec__citem *it)
     return 0;
 }
 
+/* The reader's hot path decodes each item straight into a rec_value: the
+ * callbacks of rec__vdec_callbacks store REC_UINT, REC_BOOL, REC_NULL,
+ * REC_STRING as they are, and the kinds below for what a field must
+ * convert or reject. None of them ever reaches a caller of the API. */
+#define REC__K_NEGINT  ((enum rec_kind)16)  /* v.u: the value is -1 - v.u */
+#define REC__K_ARRAY   ((enum rec_kind)17)  /* definite array head, v.array.n */
+#define REC__K_TOOBIG  ((enum rec_kind)18)  /* string or collection over the limits */
+#define REC__K_OTHER   ((enum rec_kind)19)  /* anything else (maps, floats, tags...) */
+
+extern const struct cbor_callbacks rec__vdec_callbacks;
+/* The error half of rec__vdec_at(): p[0..n) is what was left, n may be 0. */
+int rec__vdec_fail(const uint8_t *p, size_t n, struct cbor_decoder_result r);
+
+/* Decode the item at *p (before end) into *v and move *p past it. Returns
+ * 0 (v->kind may then be any kind, REC__K_TOOBIG included: callers check
+ * the kind they need) or REC_ECORRUPT / REC_ETOOBIG when libcbor cannot
+ * decode it (*p is then unchanged). The position is a pointer so that a
+ * loop can keep it in a register across the calls into libcbor. */
+static inline __attribute__((always_inline)) int
+rec__vdec_at(const uint8_t **p, const uint8_t *end, rec_value *v)
+{
+    /* libcbor documents that it reports FINISHED only after calling back
+     * once, and that read is 0 for any other status (NEDATA for an empty
+     * buffer too): 1 <= read <= n is the whole test. */
+    size_t n = (size_t)(end - *p);
+    struct cbor_decoder_result r = cbor_stream_decode(*p, n, &rec__vdec_callbacks, v);
+    if (__builtin_expect(r.read - 1 >= n, 0))
+        return rec__vdec_fail(*p, n, r);
+    *p += r.read;
+    return 0;
+}
+
+static inline int rec__vdec_next(rec__cdec *d, rec_value *v)
+{
+    const uint8_t *p = d->buf + d->pos;
+    int rc = rec__vdec_at(&p, d->buf + d->end, v);
+    d->pos = (size_t)(p - d->buf);
+    return rc;
+}
+
 /* Skip one complete data item (with its nested items, at most max_depth
  * levels deep). */
 int rec__cdec_skip(rec__cdec *d, unsigned max_depth);
+
+#pragma GCC visibility pop
 
 #endif

@@ -345,6 +345,23 @@ static int build_index(mparse *m)
     for (size_t i = 1; i < s->ntypes; i++)
         if (s->sorted[i]->id == s->sorted[i - 1]->id)
             FAIL(m, REC_ECORRUPT, "metadata: duplicate type id");
+    for (size_t i = 0; i < s->ntypes; i++) {
+        rec_type *t = &s->types[i];
+        t->ops = rec__arena_alloc(&s->arena, (t->nfields + 1) * sizeof *t->ops);
+        if (!t->ops)
+            FAIL(m, REC_ENOMEM, "out of memory");
+        for (size_t j = 0; j < t->nfields; j++) {
+            const rec_field_info *f = &t->fields[j];
+            uint8_t done = 0xff;
+            if (!f->array && t->enc[j] == FE_UINT)
+                done = REC_UINT;
+            else if (!f->array && t->enc[j] == FE_BOOL)
+                done = REC_BOOL;
+            t->ops[j] = (rec__fop){ .enc = t->enc[j], .array = f->array,
+                                    .nullable = f->nullable, .done_kind = done,
+                                    .pool = f->ref ? f->ref->pool_index : 0 };
+        }
+    }
     if (max_id < 4096) {
         s->ndirect = (size_t)max_id + 1;
         s->direct = rec__arena_alloc(&s->arena, s->ndirect * sizeof *s->direct);
@@ -439,7 +456,7 @@ void rec__schema_free(rec__schema *s)
     free(s);
 }
 
-const rec_type *rec__schema_type(const rec__schema *s, uint64_t id)
+const rec_type *rec__schema_type_slow(const rec__schema *s, uint64_t id)
 {
     if (id < s->ndirect)
         return s->direct[id];

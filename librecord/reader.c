@@ -200,6 +200,25 @@ void rec__drop_pools(rec_reader *r)
     r->dangling_warned = 0;
 }
 
+/* The chunk as rec_reader_chunk() describes it, computed when the header
+ * or the position changes rather than per call (tools call it per event). */
+static void set_info(rec_reader *r)
+{
+    rec_chunk_info *info = &r->info;
+    info->index = r->chunk_no;
+    info->major = r->major;
+    info->minor = r->minor;
+    info->finished = r->state == REC_STATE_FINISHED;
+    info->last = r->cflags & REC_CHUNK_LAST;
+    info->offset = r->chunk_off;
+    info->size = r->chunk_end - r->chunk_off;
+    info->start_ns = r->start_wall;
+    uint64_t d = r->duration, tps = r->tps;
+    info->duration_ns = d / tps * 1000000000u +
+                        (uint64_t)((unsigned __int128)(d % tps) * 1000000000u / tps);
+    info->ticks_per_second = tps;
+}
+
 static void set_chunk(rec_reader *r, const hdr *h)
 {
     r->major = h->major;
@@ -212,9 +231,11 @@ static void set_chunk(rec_reader *r, const hdr *h)
     r->start_ticks = h->start_ticks;
     r->duration = h->duration;
     r->tps = h->tps;
+    set_info(r);
     r->ev.start_wall_ns = h->start_wall;
     r->ev.start_ticks = h->start_ticks;
     r->ev.ticks_per_second = h->tps;
+    r->ev.ns_per_tick = 1000000000u % h->tps == 0 ? 1000000000u / h->tps : 0;
 }
 
 /* Returns 1 at a new chunk, 0 at the end of the file, or an error. */
@@ -279,6 +300,7 @@ int rec__advance(rec_reader *r, bool stop_at_metadata)
                     r->prev_last = r->cflags & REC_CHUNK_LAST;
                     r->chunk_off = r->chunk_end;
                     r->chunk_no++;
+                    set_info(r);
                     r->st = ST_CHUNK;
                     break;
                 }
@@ -417,18 +439,7 @@ int rec_reader_chunk(const rec_reader *r, rec_chunk_info *info)
         return REC_EINVAL;
     if (!r->have_chunk)
         return REC_ENOTFOUND;
-    info->index = r->chunk_no;
-    info->major = r->major;
-    info->minor = r->minor;
-    info->finished = r->state == REC_STATE_FINISHED;
-    info->last = r->cflags & REC_CHUNK_LAST;
-    info->offset = r->chunk_off;
-    info->size = r->chunk_end - r->chunk_off;
-    info->start_ns = r->start_wall;
-    uint64_t d = r->duration, tps = r->tps;
-    info->duration_ns = d / tps * 1000000000u +
-                        (uint64_t)((unsigned __int128)(d % tps) * 1000000000u / tps);
-    info->ticks_per_second = tps;
+    *info = r->info;
     return 0;
 }
 

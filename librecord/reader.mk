@@ -2,6 +2,7 @@
 librecord_librecord_la_SOURCES += \
 	librecord/reader.c \
 	librecord/block.c \
+	librecord/fields.h \
 	librecord/reader_int.h \
 	librecord/metadata.c \
 	librecord/rpool.c \

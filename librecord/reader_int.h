@@ -1,7 +1,8 @@
 /*
  * librecord/reader_int.h - internals shared by the reader's sources:
- * schema tables (metadata.c), pool tables (rpool.c), field decoding and
- * value access (value.c), file walking (reader.c).
+ * schema tables (metadata.c), pool tables (rpool.c), field decoding
+ * (fields.h), value access (value.c), file walking (reader.c), blocks
+ * (block.c).
  */
 #ifndef REC_READER_INT_H
 #define REC_READER_INT_H
@@ -14,6 +15,9 @@
 #include "cbordec.h"
 #include "crc32c.h"
 #include <sys/types.h>
+
+/* Internals of the shared library: direct calls, no PLT. */
+#pragma GCC visibility push(hidden)
 
 /* ---- arena: bump allocation freed all at once (schemas, chunk pools) ---- */
 
@@ -32,6 +36,16 @@ void  rec__arena_free(rec__arena *a);
 /* How a field is encoded. */
 enum rec__fenc { FE_BOOL, FE_UINT, FE_INT, FE_TICKS, FE_STRING, FE_REF };
 
+/* What decoding a field takes, in one place (metadata.c builds it once
+ * per type so that the per-event loop reads one small array). */
+typedef struct rec__fop {
+    uint8_t enc;                /* enum rec__fenc */
+    bool array, nullable;
+    uint8_t done_kind;          /* an item of this rec_kind is the value as it
+                                 * is (uint, boolean); 0xff: never */
+    uint32_t pool;              /* FE_REF: pool_index of the referenced type */
+} rec__fop;
+
 struct rec_type {
     uint32_t id;
     bool is_event;
@@ -39,6 +53,7 @@ struct rec_type {
     size_t nfields;
     rec_field_info *fields;
     uint8_t *enc;               /* enum rec__fenc per field */
+    rec__fop *ops;              /* per field */
     uint32_t pool_index;        /* pool types: index of its pool table */
     long ticks_field;           /* first ticks field, -1 if none */
 };
@@ -62,7 +77,13 @@ typedef struct rec__schema {
 int rec__schema_parse(rec__schema **out, const uint8_t *raw, size_t n,
                       char *what, size_t whatlen);
 void rec__schema_free(rec__schema *s);
-const rec_type *rec__schema_type(const rec__schema *s, uint64_t id);
+const rec_type *rec__schema_type_slow(const rec__schema *s, uint64_t id);
+static inline const rec_type *rec__schema_type(const rec__schema *s, uint64_t id)
+{
+    if (id < s->ndirect)
+        return s->direct[id];
+    return rec__schema_type_slow(s, id);
+}
 
 /* ---- pools of the current chunk ---- */
 
@@ -103,6 +124,16 @@ static inline rec_entry *rec__rp_find(const rec__rpools *p, const rec_type *t, r
         return tab->dense[id];
     return rec__rp_find_slow(tab, id);
 }
+/* By pool index (rec__fop.pool) when the type is known to be a pool. */
+static inline rec_entry *rec__rp_get(const rec__rpools *p, uint32_t pool, rec_id id)
+{
+    if (__builtin_expect(pool >= p->ntabs, 0))
+        return NULL;
+    const rec__ptab *tab = &p->tabs[pool];
+    if (id < tab->dense_cap && tab->dense[id])
+        return tab->dense[id];
+    return rec__rp_find_slow(tab, id);
+}
 /* Adds e unless its id exists (then counts a duplicate). */
 int  rec__rp_add(rec__rpools *p, rec_entry *e);
 
@@ -111,16 +142,12 @@ int  rec__rp_add(rec__rpools *p, rec_entry *e);
 typedef struct rec__dctx {
     rec__rpools *pools;
     uint64_t prev_ticks;        /* events: delta base */
-    bool copy;                  /* pool entries: copy strings, defer refs */
     rec_value *items;           /* events: array items storage */
     size_t nitems, items_cap;
     const char *what;           /* on error */
     const rec_field_info *field;
 } rec__dctx;
 
-/* Decode the fields of one [typeId, (id,) field...] array after its head. */
-int rec__decode_fields(rec__cdec *d, const rec_type *t, rec_value *vals,
-                       rec__dctx *c);
 /* Resolve an entry's references (first access). */
 void rec__entry_resolve(rec_entry *e);
 
@@ -131,6 +158,7 @@ struct rec_event {
     size_t bytes;
     /* time base of the chunk */
     uint64_t start_wall_ns, start_ticks, ticks_per_second;
+    uint64_t ns_per_tick;       /* 1e9 / ticks_per_second when exact, else 0 */
 };
 
 /* ---- the reader ---- */
@@ -161,6 +189,8 @@ struct rec_reader {
     uint16_t major, minor;
     uint8_t state, cflags;
     uint64_t start_wall, start_ticks, duration, tps;
+    rec_chunk_info info;    /* rec_reader_chunk(): kept up to date here, as
+                             * tools ask for it per event */
     bool prev_last;         /* the previous chunk closed a recording */
     bool have_meta;
 
@@ -218,5 +248,7 @@ int rec__read_block(rec_reader *r);
 int rec__advance(rec_reader *r, bool stop_at_metadata);
 /* reader.c: warn about references to undefined pool entries, once. */
 void rec__check_dangling(rec_reader *r);
+
+#pragma GCC visibility pop
 
 #endif

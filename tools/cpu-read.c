@@ -94,27 +94,26 @@ static const type_slot *lookup_type(reader_ctx *c, const rec_type *type)
     return s;
 }
 
-static bool get_uint(const rec_event *ev, long f, uint64_t *out)
+/* Event fields are read in place: vals is rec_event_values() of an event
+ * whose type gave the index f (or -1), so f is in range. */
+static bool get_uint(const rec_value *vals, long f, uint64_t *out)
 {
-    rec_value v;
-    if (f < 0 || rec_event_get(ev, (size_t)f, &v) < 0)
+    if (f < 0)
         return false;
-    if (v.kind == REC_UINT)
-        *out = v.v.u;
-    else if (v.kind == REC_INT && v.v.i >= 0)
-        *out = (uint64_t)v.v.i;
+    const rec_value *v = &vals[f];
+    if (v->kind == REC_UINT)
+        *out = v->v.u;
+    else if (v->kind == REC_INT && v->v.i >= 0)
+        *out = (uint64_t)v->v.i;
     else
         return false;
     return true;
 }
 
 /* Missing booleans (an older schema) read as false. */
-static bool get_bool(const rec_event *ev, long f)
+static bool get_bool(const rec_value *vals, long f)
 {
-    rec_value v;
-    if (f < 0 || rec_event_get(ev, (size_t)f, &v) < 0)
-        return false;
-    return v.kind == REC_BOOL && v.v.b;
+    return f >= 0 && vals[f].kind == REC_BOOL && vals[f].v.b;
 }
 
 static bool entry_uint(const rec_entry *e, long f, uint64_t *out)
@@ -153,13 +152,11 @@ static const char *entry_string(reader_ctx *c, const rec_entry *e, long f,
 }
 
 /* The thread an event's eventThread field names. */
-static cpu_thread *event_thread(reader_ctx *c, const rec_event *ev, long f)
+static cpu_thread *event_thread(reader_ctx *c, const rec_value *vals, long f)
 {
-    rec_value v;
-    if (f < 0 || rec_event_get(ev, (size_t)f, &v) < 0 || v.kind != REC_REF
-        || !v.v.ref.entry)
+    if (f < 0 || vals[f].kind != REC_REF || !vals[f].v.ref.entry)
         return NULL;
-    const rec_entry *e = v.v.ref.entry;
+    const rec_entry *e = vals[f].v.ref.entry;
     uint32_t i = cpu_map_get(&c->threads, (uintptr_t)e);
     if (i != UINT32_MAX)
         return c->m->threads[i];
@@ -354,17 +351,16 @@ static long pseudo_stack(reader_ctx *c, uint64_t key, const char *name)
     return id;
 }
 
-static int hot_sample(reader_ctx *c, cpu_thread *t, const rec_event *ev,
+static int hot_sample(reader_ctx *c, cpu_thread *t, const rec_value *vals,
                       long f, bool failed, uint64_t period)
 {
     long si;
-    rec_value v;
     if (failed) {
         si = pseudo_stack(c, 1, "[stack walk failed]");
-    } else if (f >= 0 && rec_event_get(ev, (size_t)f, &v) == 0
-               && v.kind == REC_REF && v.v.ref.entry) {
-        uint32_t i = cpu_map_get(&c->stacks, (uintptr_t)v.v.ref.entry);
-        si = i != UINT32_MAX ? (long)i : build_stack(c, v.v.ref.entry);
+    } else if (f >= 0 && vals[f].kind == REC_REF && vals[f].v.ref.entry) {
+        const rec_entry *e = vals[f].v.ref.entry;
+        uint32_t i = cpu_map_get(&c->stacks, (uintptr_t)e);
+        si = i != UINT32_MAX ? (long)i : build_stack(c, e);
     } else {
         si = pseudo_stack(c, 2, "[no stack]");
     }
@@ -380,17 +376,18 @@ static int fold(reader_ctx *c, const rec_event *ev)
     if (s->kind == K_OTHER)
         return 0;
     uint64_t ts = rec_event_time_ns(ev);
+    const rec_value *vals = rec_event_values(ev);
     uint64_t a, b;
 
     switch (s->kind) {
     case K_PINFO:
-        if (get_uint(ev, s->f[0], &a)) {
+        if (get_uint(vals, s->f[0], &a)) {
             c->pid = a;
             c->have_pid = true;
         }
         return 0;
     case K_USAGE:
-        if (get_uint(ev, s->f[0], &a) && get_uint(ev, s->f[1], &b))
+        if (get_uint(vals, s->f[0], &a) && get_uint(vals, s->f[1], &b))
             cpu_model_usage(m, c->have_pid ? c->pid : 0, ts, a, b);
         else
             c->skipped++;
@@ -399,7 +396,7 @@ static int fold(reader_ctx *c, const rec_event *ev)
         break;
     }
     c->name = NULL;
-    cpu_thread *t = event_thread(c, ev, s->f[0]);
+    cpu_thread *t = event_thread(c, vals, s->f[0]);
     if (!t) {
         c->skipped++;
         return 0;
@@ -410,27 +407,27 @@ static int fold(reader_ctx *c, const rec_event *ev)
     case K_SAMPLE: {
         if (!cpu_model_in_range(m, ts))
             return 0;
-        if (!get_uint(ev, s->f[1], &a)) {
+        if (!get_uint(vals, s->f[1], &a)) {
             c->skipped++;
             return 0;
         }
-        bool failed = get_bool(ev, s->f[2]);
-        int rc = cpu_model_sample(m, t, ts, a, failed, get_bool(ev, s->f[3]));
+        bool failed = get_bool(vals, s->f[2]);
+        int rc = cpu_model_sample(m, t, ts, a, failed, get_bool(vals, s->f[3]));
         if (rc == 0 && m->opt.hot)
-            rc = hot_sample(c, t, ev, s->f[4], failed, a);
+            rc = hot_sample(c, t, vals, s->f[4], failed, a);
         return rc;
     }
     case K_LOST:
         if (!cpu_model_in_range(m, ts))
             return 0;
-        if (!get_uint(ev, s->f[1], &a))
+        if (!get_uint(vals, s->f[1], &a))
             a = 0;
-        if (!get_uint(ev, s->f[2], &b))
+        if (!get_uint(vals, s->f[2], &b))
             b = 0;      /* JFR-style loss without CPU time */
         cpu_model_lost(m, t, ts, a, b);
         return 0;
     case K_TSTART: {
-        if (!get_uint(ev, s->f[1], &a)) {
+        if (!get_uint(vals, s->f[1], &a)) {
             c->skipped++;
             return 0;
         }
@@ -442,11 +439,11 @@ static int fold(reader_ctx *c, const rec_event *ev)
         return rc;
     }
     case K_TEND:
-        if (!get_uint(ev, s->f[1], &a)) {
+        if (!get_uint(vals, s->f[1], &a)) {
             c->skipped++;
             return 0;
         }
-        return cpu_model_thread_end(m, t, ts, a, get_bool(ev, s->f[2]));
+        return cpu_model_thread_end(m, t, ts, a, get_bool(vals, s->f[2]));
     default:
         return 0;
     }

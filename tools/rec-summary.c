@@ -193,20 +193,19 @@ static void new_chunk(struct summary *s, const rec_reader *r,
     }
 }
 
-static uint64_t get_uint(const rec_event *ev, long f)
+/* vals: rec_event_values(); f: an index of the event's type, or -1. */
+static uint64_t get_uint(const rec_value *vals, long f)
 {
-    rec_value v;
-    if (f < 0 || rec_event_get(ev, (size_t)f, &v) < 0)
+    if (f < 0)
         return 0;
-    return v.kind == REC_UINT ? v.v.u : v.kind == REC_INT && v.v.i > 0 ?
-           (uint64_t)v.v.i : 0;
+    const rec_value *v = &vals[f];
+    return v->kind == REC_UINT ? v->v.u : v->kind == REC_INT && v->v.i > 0 ?
+           (uint64_t)v->v.i : 0;
 }
 
-static bool get_bool(const rec_event *ev, long f)
+static bool get_bool(const rec_value *vals, long f)
 {
-    rec_value v;
-    return f >= 0 && rec_event_get(ev, (size_t)f, &v) == 0 &&
-           v.kind == REC_BOOL && v.v.b;
+    return f >= 0 && vals[f].kind == REC_BOOL && vals[f].v.b;
 }
 
 static struct thread_stat *thread_of(struct summary *s, const rec_entry *e)
@@ -278,21 +277,23 @@ static void account(struct summary *s, const rec_event *ev)
     s->types[c->stat].bytes += rec_event_bytes(ev);
     if (c->kind == K_OTHER)
         return;
-    rec_value v;
-    if (rec_event_get(ev, (size_t)c->thread, &v) < 0 || v.kind != REC_REF ||
-        !v.v.ref.entry)
+    /* The field indexes are the type's (c->thread >= 0 unless K_OTHER):
+     * read the values in place rather than through rec_event_get(). */
+    const rec_value *vals = rec_event_values(ev);
+    const rec_value *th = &vals[c->thread];
+    if (th->kind != REC_REF || !th->v.ref.entry)
         return;
-    struct thread_stat *ts = thread_of(s, v.v.ref.entry);
+    struct thread_stat *ts = thread_of(s, th->v.ref.entry);
     if (c->kind == K_SAMPLE) {
-        if (get_bool(ev, c->failed))
+        if (get_bool(vals, c->failed))
             ts->failed++;
         else
             ts->ok++;
-        ts->biased += get_bool(ev, c->biased);
-        ts->sampled_ns += get_uint(ev, c->period);
+        ts->biased += get_bool(vals, c->biased);
+        ts->sampled_ns += get_uint(vals, c->period);
     } else {
-        ts->lost += get_uint(ev, c->lost);
-        ts->lost_ns += get_uint(ev, c->lost_time);
+        ts->lost += get_uint(vals, c->lost);
+        ts->lost_ns += get_uint(vals, c->lost_time);
     }
 }
 
