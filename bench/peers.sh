@@ -19,9 +19,12 @@
 #                CPU in the profiler's own process (perf) per sample
 #   B/sample     whole output file / samples
 # A profiler that cannot run here is reported as such and skipped.
+# BENCH_PEERS selects profilers (default "rec perf gperftools jfr").
 . "$(dirname "$0")/lib.sh"
 
 threads=${1:-2} work=${2:-1500}
+peers=" ${BENCH_PEERS:-rec perf gperftools jfr} "
+want() { [[ $peers == *" $1 "* ]]; }
 cc -O2 -g -fno-omit-frame-pointer -pthread "$bench_top/bench/peer-burn.c" \
    -o "$BENCH_TMP/peer-burn"
 burn=$BENCH_TMP/peer-burn
@@ -95,7 +98,9 @@ rec_samples() {
           elif $e.type == "CPUTimeSampleLost" then [.[0], .[1] + $e.lostTime]
           else . end) | "\(.[0]) \(.[1])"'
 }
-if rec_start=$(rec_prog rec-start 2>/dev/null) && rec_dump=$(rec_prog rec-dump 2>/dev/null); then
+if ! want rec; then
+    :
+elif rec_start=$(rec_prog rec-start 2>/dev/null) && rec_dump=$(rec_prog rec-dump 2>/dev/null); then
     if run_profiled rec rec_samples "$rec_start" --throttle 1ms -o "$BENCH_TMP/out.rec" -- "$burn" "$threads" "$work"; then
         report rec "rec (rec-start)"
     else
@@ -108,9 +113,11 @@ fi
 # ---- perf -----------------------------------------------------------
 perf_samples() {
     perf script -i "$BENCH_TMP/out.perf" -F period 2>/dev/null |
-        awk '{ n++; s += $1 } END { printf "%d %d\n", n, s }'
+        awk '{ n++; s += $1 } END { printf "%.0f %.0f\n", n, s }'
 }
-if ! command -v perf >/dev/null; then
+if ! want perf; then
+    :
+elif ! command -v perf >/dev/null; then
     table_row "perf|not installed (apt-get install linux-perf)"
 elif ! perf stat -e task-clock true >/dev/null 2>&1; then
     table_row "perf|no perf_event access here"
@@ -128,7 +135,9 @@ gperf_samples() {
         sed -n 's/^Total: \([0-9]*\) samples.*/\1/p')
     echo "${n:-0} $(( ${n:-0} * 1000000 ))"
 }
-if [ -z "$libprofiler" ] || ! command -v google-pprof >/dev/null; then
+if ! want gperftools; then
+    :
+elif [ -z "$libprofiler" ] || ! command -v google-pprof >/dev/null; then
     table_row "gperftools|not installed (apt-get install google-perftools libgoogle-perftools-dev)"
 elif run_profiled gperf gperf_samples env LD_PRELOAD="$libprofiler" CPUPROFILE="$BENCH_TMP/out.prof" CPUPROFILE_FREQUENCY=1000 "$burn" "$threads" "$work"; then
     report gperf "gperftools (ITIMER_PROF)"
@@ -144,7 +153,9 @@ for d in /usr/lib/jvm/*; do
     fi
 done
 echo
-if [ -z "$jdk" ]; then
+if ! want jfr; then
+    :
+elif [ -z "$jdk" ]; then
     echo "jfr: no JDK >= 25 in /usr/lib/jvm; skipped"
 else
     mkdir -p "$BENCH_TMP/java"

@@ -68,7 +68,7 @@ rm -f "$BENCH_TMP/s.rec"
 
 # ---- memory on a big recording ---------------------------------------
 [ "$big_bytes" -gt 0 ] || exit 0
-nbig=$(awk -v b="$big_bytes" -v e="$bpe" 'BEGIN { printf "%d", b / e }')
+nbig=$(awk -v b="$big_bytes" -v e="$bpe" 'BEGIN { printf "%.0f", b / e }')
 echo
 echo "# big recording: $nbig events (~$((big_bytes / 1000000)) MB)"
 "$synth" -n "$nbig" --seed 7 "$BENCH_TMP/big.rec" >/dev/null
