@@ -58,6 +58,17 @@ void rec__buf_put(rec_writer *w, struct rec__buf *b)
     w->nspare++;
 }
 
+/* Queue b for the writer; with w->hlock held. */
+static void queue_full(rec_writer *w, struct rec__buf *b)
+{
+    b->next = NULL;
+    if (w->full_tail)
+        w->full_tail->next = b;
+    else
+        w->full_head = b;
+    w->full_tail = b;
+}
+
 /* Owner, inside its critical section: the event does not fit. Queue the
  * buffer for the writer (the event's caller writes it after releasing the
  * stream) and continue in a spare. Queued buffers of the current chunk
@@ -71,12 +82,7 @@ int rec__stream_full(rec_stream *s, size_t need)
     pthread_mutex_lock(&w->hlock);
     struct rec__buf *n = rec__buf_get(w);
     if (n) {
-        b->next = NULL;
-        if (w->full_tail)
-            w->full_tail->next = b;
-        else
-            w->full_head = b;
-        w->full_tail = b;
+        queue_full(w, b);
         s->buf = n;
         s->drain = true;
     }
@@ -124,16 +130,10 @@ void rec__stream_detach(rec_stream *s)
     pthread_mutex_lock(&w->hlock);
     struct rec__buf *b = s->buf;
     s->buf = NULL;
-    if (b && b->len) {
-        b->next = NULL;
-        if (w->full_tail)
-            w->full_tail->next = b;
-        else
-            w->full_head = b;
-        w->full_tail = b;
-    } else if (b) {
+    if (b && b->len)
+        queue_full(w, b);
+    else if (b)
         rec__buf_put(w, b);
-    }
     w->nstreams--;
     pthread_mutex_unlock(&w->hlock);
     if (s->prev)

@@ -65,16 +65,6 @@ struct summary {
     rec_chunk_info chunk;       /* the current chunk */
 };
 
-static void *xrealloc(void *p, size_t n)
-{
-    p = realloc(p, n ? n : 1);
-    if (!p) {
-        fputs("out of memory\n", stderr);
-        abort();
-    }
-    return p;
-}
-
 static char *xstrndup(const char *s, size_t n)
 {
     char *p = strndup(s, n);
@@ -107,7 +97,7 @@ static size_t type_stat(struct summary *s, const char *name)
             return i;
     if (s->ntypes == s->captypes) {
         s->captypes = s->captypes ? s->captypes * 2 : 16;
-        s->types = xrealloc(s->types, s->captypes * sizeof *s->types);
+        s->types = cli_xrealloc(s->types, s->captypes * sizeof *s->types);
     }
     s->types[s->ntypes] = (struct type_stat){ .name = xstrndup(name, strlen(name)) };
     return s->ntypes++;
@@ -120,7 +110,7 @@ static struct type_cache *type_cache(struct summary *s, const rec_type *t)
         return &s->tc[idx];
     if (s->ntc == s->captc) {
         s->captc = s->captc ? s->captc * 2 : 16;
-        s->tc = xrealloc(s->tc, s->captc * sizeof *s->tc);
+        s->tc = cli_xrealloc(s->tc, s->captc * sizeof *s->tc);
     }
     struct type_cache *c = &s->tc[s->ntc];
     const char *name = rec_type_name(t);
@@ -242,7 +232,7 @@ static struct thread_stat *thread_of(struct summary *s, const rec_entry *e)
     if (!cli_ptrmap_get(&s->tid_map, key, &idx)) {
         if (s->nthreads == s->capthreads) {
             s->capthreads = s->capthreads ? s->capthreads * 2 : 64;
-            s->threads = xrealloc(s->threads, s->capthreads * sizeof *s->threads);
+            s->threads = cli_xrealloc(s->threads, s->capthreads * sizeof *s->threads);
         }
         idx = s->nthreads++;
         s->threads[idx] = (struct thread_stat){ .tid = tid };
@@ -539,18 +529,14 @@ int main(int argc, char **argv)
         switch (c) {
         case 'j': json = true; break;
         case 'h': usage(stdout); return CLI_EXIT_OK;
-        case 'V': printf("rec-summary (%s) %s\n", PACKAGE_NAME, PACKAGE_VERSION);
-                  return CLI_EXIT_OK;
+        case 'V': cli_version_exit(prog);
         default:
-            fprintf(stderr, "Try 'rec-summary --help' for more information.\n");
+            cli_try_help(prog);
             return CLI_EXIT_USAGE;
         }
     }
-    if (optind >= argc) {
-        cli_error(prog, "no recording given");
-        fprintf(stderr, "Try 'rec-summary --help' for more information.\n");
+    if (cli_need_files(prog, optind, argc) < 0)
         return CLI_EXIT_USAGE;
-    }
     setvbuf(stdout, NULL, _IOFBF, 1 << 16);
     for (int i = optind; i < argc; i++) {
         if (i > optind && !json)
