@@ -20,6 +20,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include "rec/record.h"
 #include "format.h"
 #include "encode.h"
@@ -181,6 +182,12 @@ struct rec_stream {
 
 struct rec_writer {
     int fd;
+    /* The file fd must still name (a program that closes every fd and
+     * opens its own may be handed the same number): checked before every
+     * write; on a mismatch nothing is written or closed again. */
+    dev_t fd_dev;
+    ino_t fd_ino;
+    bool fd_lost;
     int error;                 /* first write error: the file is suspect after it */
     rec_writer_options opt;
     uint64_t ticks_per_s;

@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <time.h>
@@ -56,8 +57,50 @@ static int fail_io(rec_writer *w)
     return REC_EIO;
 }
 
+/* The fd still names our file (see rec_writer.fd_dev). Once it does not,
+ * the writer fails for good and never touches that fd again. */
+static bool fd_still_ours(rec_writer *w)
+{
+    struct stat st;
+
+    if (w->fd_lost)
+        return false;
+    if (fstat(w->fd, &st) == 0 && st.st_dev == w->fd_dev &&
+        st.st_ino == w->fd_ino)
+        return true;
+    w->fd_lost = true;
+    return false;
+}
+
+/* Move fd out of the way of a program that closes "all" fds and reopens
+ * some: the lowest free number is what open() hands out, so a high one is
+ * rarely reused (the dev/ino check catches the rest). Not above 4096: the
+ * kernel sizes the fd table (copied by every fork) to the highest fd. */
+static int move_fd_high(int fd)
+{
+    struct rlimit rl;
+    long lo = 1000;
+
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur > 128)
+        lo = (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > 4096 ?
+              4096 : (long)rl.rlim_cur) - 64;
+    if (lo < 3)
+        return fd;
+    int nfd = fcntl(fd, F_DUPFD_CLOEXEC, (int)lo);
+    if (nfd < 0)
+        return fd;
+    close(fd);
+    return nfd;
+}
+
 static int pwrite_all(rec_writer *w, struct iovec *iov, int n, uint64_t off)
 {
+    if (!fd_still_ours(w)) {
+        if (!w->error)
+            w->error = REC_EIO;
+        errno = EBADF;
+        return REC_EIO;
+    }
     while (n > 0) {
         ssize_t r = pwritev(w->fd, iov, n, (off_t)off);
         if (r < 0) {
@@ -484,7 +527,8 @@ int rec_writer_open(rec_writer **out, const char *path, const rec_writer_options
         errno = e;
         return rc;
     }
-    if (o.append) {
+    w->fd = move_fd_high(w->fd);
+    {
         struct stat st;
         if (fstat(w->fd, &st) < 0) {
             int e = errno;
@@ -493,7 +537,10 @@ int rec_writer_open(rec_writer **out, const char *path, const rec_writer_options
             errno = e;
             return REC_EIO;
         }
-        w->file_off = (uint64_t)st.st_size;
+        w->fd_dev = st.st_dev;
+        w->fd_ino = st.st_ino;
+        if (o.append)
+            w->file_off = (uint64_t)st.st_size;
     }
     if ((rc = chunk_start(w))) {
         int e = errno;
@@ -514,7 +561,12 @@ int rec_writer_close(rec_writer *w)
     int rc = rotate_locked(w, true);
     pthread_mutex_unlock(&w->wlock);
     int e = errno;
-    if (close(w->fd) < 0 && !rc) {
+    /* A number that no longer names our file is the program's now. */
+    if (!fd_still_ours(w)) {
+        if (!rc)
+            rc = REC_EIO;
+        e = EBADF;
+    } else if (close(w->fd) < 0 && !rc) {
         e = errno;
         rc = REC_EIO;
     }

@@ -86,16 +86,17 @@ static void collect(recs_thread *t, bool dead, bool final)
         return;
     it->slot_size = t->q.slot_size;
     it->off = recs_g.batch_size;
-    /* A dead thread has no handler left; after a stop neither has anyone. */
-    locked = dead || !atomic_load(&recs_g.running) ||
-             recs_queue_try_dequeue_lock(&t->q, 100, pause_cpu);
+    /* A dead thread has no handler left. After a stop every handler has
+     * normally finished, but the stop's wait for them is bounded: a queue
+     * still held by one is skipped rather than read torn. */
+    locked = dead || recs_queue_try_dequeue_lock(&t->q, 100, pause_cpu);
     if (locked && t->q.slots && t->q.count &&
         batch_reserve((size_t)t->q.count * t->q.slot_size) == 0) {
         it->nreq = recs_queue_take(&t->q, recs_g.batch + recs_g.batch_size,
                                    t->q.count, NULL);
         recs_g.batch_size += (size_t)it->nreq * t->q.slot_size;
     }
-    if (locked && !dead && atomic_load(&recs_g.running))
+    if (locked && !dead)
         recs_queue_unlock(&t->q);
     if (!dead && final) {
         /* The timer stopped at the pause (recs_stop): the thread's figure

@@ -39,7 +39,9 @@ RECS_NO_SANITIZE static inline void recs_copy_stack(uint64_t *dst, uint64_t addr
 
 /* Signal-safe. Walk from fp; write up to max return addresses (innermost
  * first) to out. Returns the number written; *truncated is set when the walk
- * stopped at max while the chain went on. */
+ * stopped at max while the chain went on. Hidden: the handler calls it
+ * directly, never through the PLT (lazy binding, interposition). */
+__attribute__((visibility("hidden")))
 unsigned recs_fp_walk(uint64_t fp, uint64_t lo, uint64_t hi,
                       uint64_t *out, unsigned max, bool *truncated);
 

@@ -38,8 +38,15 @@ extern char recs__timer_cookie;
 typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
 static sigaction_fn real_sigaction_fn;
 
-static struct sigaction prog_action;      /* the program's action for signo */
+/* The program's action for signo, as sigaction() reports it to the
+ * program. Written by the interposed sigaction() with every signal blocked
+ * (so a handler on the same thread never sees it half-written) under a
+ * spin flag, read by forward() in any thread under a seqlock. */
+static struct sigaction prog_action;
+static _Atomic unsigned prog_seq;
+static atomic_flag prog_wlock = ATOMIC_FLAG_INIT;
 static _Atomic int prog_warned;
+static _Atomic int hijack_warned;
 
 static const int fatal_signals[] = { SIGTERM, SIGINT, SIGHUP };
 #define NFATAL (sizeof fatal_signals / sizeof fatal_signals[0])
@@ -59,6 +66,13 @@ static int real_sigaction(int sig, const struct sigaction *act,
         }
     }
     return real_sigaction_fn(sig, act, old);
+}
+
+/* Resolved at load: never first from a signal handler or a vfork child. */
+__attribute__((constructor))
+static void resolve_sigaction(void)
+{
+    real_sigaction_fn = (sigaction_fn)dlsym(RTLD_NEXT, "sigaction");
 }
 
 void recs__warn(const char *fmt, ...)
@@ -84,19 +98,83 @@ static bool is_handler(const struct sigaction *sa)
            (sa->sa_handler != SIG_DFL && sa->sa_handler != SIG_IGN);
 }
 
-/* Signal-safe. A signal that is not ours, delivered as the program asked. */
-static void forward(int sig, siginfo_t *si, void *uc)
+/* Signal-safe. A consistent copy of the program's action. */
+static void prog_load(struct sigaction *out)
 {
-    struct sigaction pa = prog_action;
-    sigset_t old;
+    for (;;) {
+        unsigned s1 = atomic_load(&prog_seq);
+        if (s1 & 1)
+            continue;
+        memcpy(out, &prog_action, sizeof *out);
+        atomic_thread_fence(memory_order_acquire);
+        if (atomic_load(&prog_seq) == s1)
+            return;
+    }
+}
 
-    if (pa.sa_flags & SA_SIGINFO) {
-        pthread_sigmask(SIG_BLOCK, &pa.sa_mask, &old);
-        pa.sa_sigaction(sig, si, uc);
+/* Signal-safe. Replace the program's action (all signals blocked). If
+ * expect is given, only while the action is still that handler (the
+ * SA_RESETHAND reset must not undo a newer sigaction()). */
+static void prog_store(const struct sigaction *act, struct sigaction *old,
+                       sighandler_t expect)
+{
+    sigset_t all, saved;
+
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &saved);
+    while (atomic_flag_test_and_set_explicit(&prog_wlock, memory_order_acquire))
+        ;
+    if (old)
+        *old = prog_action;
+    if (act && (!expect || prog_action.sa_handler == expect)) {
+        atomic_fetch_add(&prog_seq, 1);
+        atomic_thread_fence(memory_order_release);
+        memcpy(&prog_action, act, sizeof prog_action);
+        atomic_fetch_add(&prog_seq, 1);
+    }
+    atomic_flag_clear_explicit(&prog_wlock, memory_order_release);
+    pthread_sigmask(SIG_SETMASK, &saved, NULL);
+}
+
+/* Signals whose default action is to do nothing. */
+static bool default_ignores(int sig)
+{
+    return sig == SIGCHLD || sig == SIGURG || sig == SIGWINCH ||
+           sig == SIGCONT;
+}
+
+/* Signal-safe. A signal that is not ours, delivered as the program asked:
+ * its handler runs with the mask the kernel would have given it (the
+ * interrupted mask, its sa_mask, the signal itself unless SA_NODEFER), and
+ * SA_RESETHAND resets the program's action. Not emulated: SA_ONSTACK (the
+ * handler runs on the stack our handler runs on). */
+static void forward(int sig, siginfo_t *si, void *ucv)
+{
+    ucontext_t *uc = ucv;
+    struct sigaction pa;
+    sigset_t old, m;
+
+    prog_load(&pa);
+    if (is_handler(&pa)) {
+        m = uc->uc_sigmask;
+        sigorset(&m, &m, &pa.sa_mask);
+        if (!(pa.sa_flags & SA_NODEFER))
+            sigaddset(&m, sig);
+        if (pa.sa_flags & SA_RESETHAND) {
+            struct sigaction dfl;
+            memset(&dfl, 0, sizeof dfl);
+            dfl.sa_handler = SIG_DFL;
+            prog_store(&dfl, NULL, pa.sa_handler);
+        }
+        pthread_sigmask(SIG_SETMASK, &m, &old);
+        if (pa.sa_flags & SA_SIGINFO)
+            pa.sa_sigaction(sig, si, ucv);
+        else
+            pa.sa_handler(sig);
         pthread_sigmask(SIG_SETMASK, &old, NULL);
-    } else if (pa.sa_handler == SIG_IGN) {
+    } else if (pa.sa_handler == SIG_IGN || default_ignores(sig)) {
         return;
-    } else if (pa.sa_handler == SIG_DFL) {
+    } else {
         /* What would have happened without rec (for SIGPROF: terminate). */
         struct sigaction dfl;
         sigset_t set;
@@ -107,10 +185,6 @@ static void forward(int sig, siginfo_t *si, void *uc)
         sigaddset(&set, sig);
         pthread_sigmask(SIG_UNBLOCK, &set, NULL);
         raise(sig);
-    } else {
-        pthread_sigmask(SIG_BLOCK, &pa.sa_mask, &old);
-        pa.sa_handler(sig);
-        pthread_sigmask(SIG_SETMASK, &old, NULL);
     }
 }
 
@@ -218,10 +292,13 @@ int recs__install_handler(int signo)
     memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = on_signal;
     sa.sa_flags = SA_SIGINFO | SA_RESTART;
-    sigemptyset(&sa.sa_mask);
+    /* Nothing may interrupt it: a program handler that leaves by
+     * siglongjmp or pthread_exit would abandon the queue lock. forward()
+     * gives the program's handler the mask it expects. */
+    sigfillset(&sa.sa_mask);
     if (real_sigaction(signo, &sa, &old) != 0)
         return REC_EIO;
-    prog_action = old;
+    prog_store(&old, NULL, NULL);
     recs_g.signo = signo;
     if (is_handler(&old) && !atomic_exchange(&prog_warned, 1))
         recs__warn("the program has its own handler for signal %d (%s); rec "
@@ -293,10 +370,8 @@ int sigaction(int sig, const struct sigaction *act, struct sigaction *oldact)
     int fi;
 
     if (sig > 0 && sig == recs_g.signo) {
-        if (oldact)
-            *oldact = prog_action;
+        prog_store(act, oldact, NULL);
         if (act) {
-            prog_action = *act;
             if (is_handler(act) && !atomic_exchange(&prog_warned, 1))
                 recs__warn("the program installs its own handler for signal "
                            "%d (%s); rec keeps sampling on it and passes the "
@@ -343,4 +418,120 @@ sighandler_t signal(int sig, sighandler_t handler)
     if (sigaction(sig, &sa, &old) != 0)
         return SIG_ERR;
     return old.sa_handler;
+}
+
+/* The other ways to set a disposition. glibc implements them with its
+ * internal sigaction, past the PLT, so each is routed through ours here
+ * with glibc's own semantics. (-std=c11 turns signal() into __sysv_signal.) */
+int __sigaction(int sig, const struct sigaction *act, struct sigaction *oldact);
+int __sigaction(int sig, const struct sigaction *act, struct sigaction *oldact)
+{
+    return sigaction(sig, act, oldact);
+}
+
+sighandler_t bsd_signal(int sig, sighandler_t handler);
+sighandler_t bsd_signal(int sig, sighandler_t handler)
+{
+    return signal(sig, handler);
+}
+
+sighandler_t ssignal(int sig, sighandler_t handler)
+{
+    return signal(sig, handler);
+}
+
+/* System V: one-shot, not masked during the handler, no restart. */
+sighandler_t __sysv_signal(int sig, sighandler_t handler)
+{
+    struct sigaction sa, old;
+
+    if (handler == SIG_ERR || sig < 1 || sig >= NSIG) {
+        errno = EINVAL;
+        return SIG_ERR;
+    }
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = handler;
+    sa.sa_flags = SA_RESETHAND | SA_NODEFER;
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(sig, &sa, &old) != 0)
+        return SIG_ERR;
+    return old.sa_handler;
+}
+
+sighandler_t sysv_signal(int sig, sighandler_t handler)
+{
+    return __sysv_signal(sig, handler);
+}
+
+sighandler_t sigset(int sig, sighandler_t disp)
+{
+    struct sigaction sa, old;
+    sigset_t set, oset;
+
+    if (disp == SIG_ERR || sig < 1 || sig >= NSIG) {
+        errno = EINVAL;
+        return SIG_ERR;
+    }
+    sigemptyset(&set);
+    sigaddset(&set, sig);
+    if (disp == SIG_HOLD) {
+        if (sigprocmask(SIG_BLOCK, &set, &oset) < 0)
+            return SIG_ERR;
+        if (sigismember(&oset, sig))
+            return SIG_HOLD;
+        if (sigaction(sig, NULL, &old) < 0)
+            return SIG_ERR;
+        return old.sa_handler;
+    }
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = disp;
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(sig, &sa, &old) < 0 ||
+        sigprocmask(SIG_UNBLOCK, &set, &oset) < 0)
+        return SIG_ERR;
+    return sigismember(&oset, sig) ? SIG_HOLD : old.sa_handler;
+}
+
+int sigignore(int sig)
+{
+    struct sigaction sa;
+
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = SIG_IGN;
+    sigemptyset(&sa.sa_mask);
+    return sigaction(sig, &sa, NULL);
+}
+
+int siginterrupt(int sig, int interrupt)
+{
+    struct sigaction sa;
+
+    if (sigaction(sig, NULL, &sa) < 0)
+        return -1;
+    if (interrupt)
+        sa.sa_flags &= ~SA_RESTART;
+    else
+        sa.sa_flags |= SA_RESTART;
+    return sigaction(sig, &sa, NULL);
+}
+
+/* The safety net, from the sampler thread: is our handler still the one
+ * installed? Something that bypassed every interposed entry (a raw
+ * rt_sigaction system call, a static helper) may have replaced it; then
+ * the timers are stopped before a timer signal reaches a handler that
+ * never asked for it or, worse, the default action. Returns true if it
+ * has been replaced (warned once). */
+bool recs__handler_replaced(void)
+{
+    struct sigaction cur;
+
+    if (recs_g.signo <= 0 || real_sigaction(recs_g.signo, NULL, &cur) != 0)
+        return false;
+    if ((cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == on_signal)
+        return false;
+    if (!atomic_exchange(&hijack_warned, 1))
+        recs__warn("rec's handler for signal %d (%s) was replaced behind "
+                   "its back; sampling stops, the rest of the CPU time is "
+                   "reported lost", recs_g.signo, strsignal(recs_g.signo));
+    return true;
 }

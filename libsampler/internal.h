@@ -30,6 +30,7 @@
 #define RECS_DRAIN_NS        20000000ull     /* sampler thread wake-up */
 #define RECS_REEVAL_NS       100000000ull    /* rate re-evaluation */
 #define RECS_THREAD_BYTES    (64u << 10)     /* per-thread memory budget */
+#define RECS_STOP_WAIT_NS    2000000000ull   /* bounded stop: exit, exec */
 
 enum recs_lost_reason {
     RECS_LOST_FULL,      /* queue-full */
@@ -106,6 +107,8 @@ typedef struct recs_global {
     _Atomic int inflight;          /* handlers inside the sampling path */
     _Atomic uint64_t lost_nostate; /* signals on threads without state */
     int signo;                     /* installed signal, 0 if none yet */
+    bool hijacked;                 /* our handler was replaced: no timers
+                                      (reg_lock) */
 
     pthread_mutex_t ctl_lock;      /* start/stop/set_throttle */
     pthread_mutex_t reg_lock;      /* the thread lists */
@@ -136,6 +139,8 @@ typedef struct recs_global {
     _Atomic uint64_t timer_failures;
     _Atomic uint64_t threads_seen;
     int status_fd;                 /* REC_STATUS_FD or -1 */
+    dev_t status_dev;              /* what status_fd named at startup */
+    ino_t status_ino;
 } recs_global;
 
 extern recs_global recs_g;
@@ -150,23 +155,33 @@ int  recs__thread_arm(recs_thread *t, uint64_t period_ns);  /* reg_lock held */
 void recs__thread_disarm(recs_thread *t);                   /* reg_lock held */
 void recs__thread_pause_timer(recs_thread *t);
 void recs__thread_close_arming(recs_thread *t, uint64_t cpu_ns);  /* reg_lock */
-void recs__thread_add_lost(recs_thread *t, int reason, uint64_t n, uint64_t ns);
 uint64_t recs__thread_cpu_ns(const recs_thread *t);
 uint32_t recs__queue_capacity(uint64_t period_ns, unsigned depth);
 pid_t recs__gettid(void);
 int recs__block_signal(sigset_t *old);              /* the sampling signal */
+void recs__block_async(sigset_t *old);              /* all but faults */
+void recs__restore_mask(const sigset_t *old);
 void recs__thread_key_init(void);
+
+/* Signal-safe. Inline: the handler must not call through the PLT. */
+static inline void recs__thread_add_lost(recs_thread *t, int reason,
+                                         uint64_t n, uint64_t ns)
+{
+    atomic_fetch_add_explicit(&t->lost[reason].count, n, memory_order_relaxed);
+    atomic_fetch_add_explicit(&t->lost[reason].ns, ns, memory_order_relaxed);
+}
 
 /* handler.c */
 int  recs__install_handler(int signo);
 void recs__install_fatal_handlers(void);
+bool recs__handler_replaced(void);
 void recs__warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* sampler.c */
 void recs__drain_locked(bool final);
 void recs__chunk_modules(void);
 int  recs__start_config(const recs_config *cfg);
-int  recs__stop(bool from_sampler);
+int  recs__stop(bool from_sampler, bool bounded);
 void recs__after_fork_child(void);
 void recs__config_free(recs_config *cfg);
 int  recs__config_from_env(recs_config *cfg, char *err, size_t errlen);
@@ -176,6 +191,12 @@ uint64_t recs__now_ns(void);
 void recs__hooks_once(void);                        /* pthread_atfork */
 int  recs__real_pthread_create(pthread_t *th, const pthread_attr_t *attr,
                                void *(*fn)(void *), void *arg);
+
+/* untracked.c (drain_lock held) */
+void recs__untracked_scan(void);
+void recs__untracked_poll(void);
+void recs__untracked_emit(void);
+void recs__untracked_reset(void);
 
 /* emit.c */
 void recs__emit_settings(void);
@@ -187,6 +208,7 @@ rec_id recs__thread_ref_tid(pid_t tid, const char *name);
 /* stacks.c */
 int  recs__stacks_init(void);
 void recs__stacks_free(void);
+void recs__stacks_abandon(void);                    /* fork child */
 /* Stack id for a request (0 when failed), *biased set. */
 rec_id recs__stack_for(const recs_request *r, bool *biased);
 

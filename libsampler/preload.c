@@ -29,6 +29,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 typedef int (*pthread_create_fn)(pthread_t *, const pthread_attr_t *,
@@ -145,7 +147,7 @@ static void become_root(const char *output, pid_t pid)
 
 static void fork_child(void)
 {
-    recs_thread *self = recs_self, *t, *next;
+    recs_thread *self = recs_self;
     bool was_running = atomic_load(&recs_g.running);
     recs_config cfg;
     char *out;
@@ -153,16 +155,9 @@ static void fork_child(void)
     pthread_mutex_unlock(&recs_g.reg_lock);
     pthread_mutex_unlock(&recs_g.drain_lock);
     pthread_mutex_unlock(&recs_g.ctl_lock);
-    /* The other threads do not exist here; their timers neither. */
-    for (t = recs_g.threads; t; t = next) {
-        next = t->next;
-        if (t != self)
-            recs__thread_free(t);
-    }
-    for (t = recs_g.dead; t; t = next) {
-        next = t->next;
-        recs__thread_free(t);
-    }
+    /* The other threads do not exist here; their timers neither. Their
+     * state is abandoned, not freed: another thread may have held the
+     * allocator's lock at the fork (an ASan child deadlocked on it). */
     recs_g.threads = recs_g.dead = NULL;
     atomic_store(&recs_g.running, 0);
     atomic_store(&recs_g.inflight, 0);
@@ -174,7 +169,8 @@ static void fork_child(void)
     recs_g.sampler_started = false;
     recs_g.batch_size = 0;
     recs_g.status_fd = -1;
-    recs__stacks_free();
+    recs__untracked_reset();
+    recs__stacks_abandon();
     if (self) {
         memset(&self->lost, 0, sizeof self->lost);
         self->q.count = 0;
@@ -207,8 +203,7 @@ static void fork_child(void)
          * rest is given up. */
         recs_g.registry = false;
         recs_self = NULL;
-        recs__thread_free(self);
-        recs_g.threads = NULL;
+        recs_g.threads = NULL;       /* self abandoned, as above */
         recs_g.pid = getpid();
     }
     if (recs_self && fork_was_safe)
@@ -237,6 +232,23 @@ typedef int (*fexecve_fn)(int, char *const[], char *const[]);
 typedef int (*execveat_fn)(int, const char *, char *const[], char *const[], int);
 
 extern char **environ;
+
+/* Resolved at load, so that the first call never runs dlsym in a vfork
+ * child or a signal handler (the lazy fallback stays for safety). */
+static execve_fn real_execve, real_execvpe;
+static fexecve_fn real_fexecve;
+static execveat_fn real_execveat;
+
+__attribute__((constructor))
+static void resolve_exec(void)
+{
+    real_execve = (execve_fn)next_sym("execve");
+    real_execvpe = (execve_fn)next_sym("execvpe");
+    real_fexecve = (fexecve_fn)next_sym("fexecve");
+    real_execveat = (execveat_fn)next_sym("execveat");
+    if (!real_pthread_create)
+        real_pthread_create = (pthread_create_fn)next_sym("pthread_create");
+}
 
 /* True in the process that owns the recording (not in a vfork child, which
  * shares our memory but has its own pid). */
@@ -272,7 +284,23 @@ static char **env_for_exec(char *const envp[])
  * fails, a new recording is appended and sampling goes on. */
 static void before_exec(void)
 {
-    recs__stop(false);
+    sigset_t set;
+    siginfo_t si;
+    struct timespec zero = { 0, 0 };
+    int rc;
+
+    recs__stop(false, true);
+    /* Before Linux 6.13 a deleted timer's signal still pending in this
+     * thread (signal blocked) survives the exec, and the new image's
+     * handler would not know its cookie. Our sigtimedwait() takes ours;
+     * one of the program's own is put back as it was. */
+    if (recs_g.signo <= 0)
+        return;
+    sigemptyset(&set);
+    sigaddset(&set, recs_g.signo);
+    rc = sigtimedwait(&set, &si, &zero);
+    if (rc == recs_g.signo)
+        syscall(SYS_rt_tgsigqueueinfo, getpid(), recs__gettid(), rc, &si);
 }
 
 static void after_failed_exec(void)
@@ -290,7 +318,7 @@ static void after_failed_exec(void)
 
 int execve(const char *path, char *const argv[], char *const envp[])
 {
-    static execve_fn real;
+    execve_fn real = real_execve;
     char **env;
     int rc;
 
@@ -313,7 +341,7 @@ int execv(const char *path, char *const argv[])
 
 int execvpe(const char *file, char *const argv[], char *const envp[])
 {
-    static execve_fn real;
+    execve_fn real = real_execvpe;
     char **env;
     int rc;
 
@@ -336,7 +364,7 @@ int execvp(const char *file, char *const argv[])
 
 int fexecve(int fd, char *const argv[], char *const envp[])
 {
-    static fexecve_fn real;
+    fexecve_fn real = real_fexecve;
     char **env;
     int rc;
 
@@ -355,7 +383,7 @@ int fexecve(int fd, char *const argv[], char *const envp[])
 int execveat(int dirfd, const char *path, char *const argv[],
              char *const envp[], int flags)
 {
-    static execveat_fn real;
+    execveat_fn real = real_execveat;
     char **env;
     int rc;
 
@@ -461,8 +489,15 @@ static void recs_preload_init(void)
     }
     if (!own && (v = getenv("REC_STATUS_FD")) && *v) {
         uint64_t fd;
-        if (recs_parse_uint(v, 0, 1 << 20, &fd) == 0)
+        struct stat st;
+        /* Remembered by identity: a program that closes every fd may
+         * reuse the number for a file of its own. */
+        if (recs_parse_uint(v, 0, 1 << 20, &fd) == 0 &&
+            fstat((int)fd, &st) == 0) {
             recs_g.status_fd = (int)fd;
+            recs_g.status_dev = st.st_dev;
+            recs_g.status_ino = st.st_ino;
+        }
         /* Each image of the root process (exec) writes its own line;
          * followed children do not report. */
     }
@@ -486,5 +521,5 @@ static void recs_preload_init(void)
 __attribute__((destructor))
 static void recs_preload_fini(void)
 {
-    recs__stop(false);
+    recs__stop(false, true);
 }

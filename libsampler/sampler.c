@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 recs_global recs_g = {
@@ -200,6 +201,23 @@ static void reevaluate(void)
 /* The sampler thread                                                  */
 /* ------------------------------------------------------------------ */
 
+/* Our handler was replaced: stop every timer before one of its signals
+ * reaches whatever is installed now. The armings stay open, so the CPU
+ * time that follows is counted lost (undelivered) when they end; threads
+ * that start later get no timer (timer-failed). */
+static void stop_timers_hijacked(void)
+{
+    struct itimerspec zero;
+
+    memset(&zero, 0, sizeof zero);
+    pthread_mutex_lock(&recs_g.reg_lock);
+    recs_g.hijacked = true;
+    for (recs_thread *t = recs_g.threads; t; t = t->next)
+        if (t->in_session && t->has_timer)
+            timer_settime(t->timer, 0, &zero, NULL);
+    pthread_mutex_unlock(&recs_g.reg_lock);
+}
+
 static void *sampler_main(void *arg)
 {
     (void)arg;
@@ -218,13 +236,15 @@ static void *sampler_main(void *arg)
             ;
         if (atomic_load(&recs__fatal_sig)) {
             /* A fatal signal's handler waits for us to finish the file. */
-            recs__stop(true);
+            recs__stop(true, true);
             sem_post(&recs__fatal_done);
             return NULL;
         }
         if (atomic_load(&recs_g.quit))
             break;
         now = recs__now_ns();
+        if (!recs_g.hijacked && recs__handler_replaced())
+            stop_timers_hijacked();
         if (recs_g.cfg.throttle.is_rate &&
             now - recs_g.last_reeval_ns >= RECS_REEVAL_NS &&
             pthread_mutex_trylock(&recs_g.ctl_lock) == 0) {
@@ -237,6 +257,7 @@ static void *sampler_main(void *arg)
         }
         pthread_mutex_lock(&recs_g.drain_lock);
         recs__drain_locked(false);
+        recs__untracked_poll();
         if (recs_g.w && now - recs_g.last_flush_ns >= recs_g.cfg.flush_ns) {
             recs_g.last_flush_ns = now;
             rec_writer_flush(recs_g.w);
@@ -282,7 +303,11 @@ static void session_close(void)
     }
     if (recs_g.w) {
         int rc = rec_writer_close(recs_g.w);
-        if (rc < 0)
+        if (rc < 0 && errno == EBADF)
+            recs__warn("%s: the program closed or replaced the recording's "
+                       "file descriptor; the recording ends at the last "
+                       "write before that", recs_g.cfg.output);
+        else if (rc < 0)
             recs__warn("closing %s: %s", recs_g.cfg.output, rec_strerror(rc));
         recs_g.w = NULL;
     }
@@ -352,13 +377,14 @@ int recs__start_config(const recs_config *cfg)
     for (recs_thread *t = recs_g.threads; t; t = t->next)
         recs__thread_arm(t, recs_g.period_ns);
     pthread_mutex_unlock(&recs_g.reg_lock);
+    recs__untracked_scan();
     recs_g.last_flush_ns = recs_g.last_reeval_ns = recs__now_ns();
     rec_writer_flush(recs_g.w);
     pthread_mutex_unlock(&recs_g.drain_lock);
 
     if ((rc = start_sampler_thread()) < 0) {
         pthread_mutex_unlock(&recs_g.ctl_lock);
-        recs__stop(false);
+        recs__stop(false, false);
         return rc;
     }
     pthread_mutex_unlock(&recs_g.ctl_lock);
@@ -375,10 +401,18 @@ out_unlock:
 static void write_status(void)
 {
     char line[128];
+    struct stat st;
     int n;
 
     if (recs_g.status_fd < 0)
         return;
+    if (fstat(recs_g.status_fd, &st) != 0 || st.st_dev != recs_g.status_dev ||
+        st.st_ino != recs_g.status_ino) {
+        recs__warn("REC_STATUS_FD %d no longer names rec-start's pipe (the "
+                   "program closed it); no summary line", recs_g.status_fd);
+        recs_g.status_fd = -1;
+        return;
+    }
     n = snprintf(line, sizeof line, "samples=%llu lost=%llu\n",
                  (unsigned long long)recs_g.stats.samples,
                  (unsigned long long)recs_g.stats.lost);
@@ -445,25 +479,76 @@ static void wait_pending(void)
     }
 }
 
-int recs__stop(bool from_sampler)
+/* Take m; when bounded, give up at the deadline (CLOCK_MONOTONIC ns). */
+static bool lock_until(pthread_mutex_t *m, bool bounded, uint64_t deadline)
 {
-    pthread_mutex_lock(&recs_g.ctl_lock);
+    struct timespec ts;
+
+    if (!bounded)
+        return pthread_mutex_lock(m) == 0;
+    ts.tv_sec = (time_t)(deadline / 1000000000u);
+    ts.tv_nsec = (long)(deadline % 1000000000u);
+    return pthread_mutex_clocklock(m, CLOCK_MONOTONIC, &ts) == 0;
+}
+
+static void gave_up(const char *what)
+{
+    recs__warn("could not finish the recording (%s); it ends at its last "
+               "flush", what);
+}
+
+/* bounded: the exit, exec and fatal-signal paths. A lock held by a thread
+ * that will never release it (interrupted by a handler that called exit(),
+ * say) must not hang the process: after RECS_STOP_WAIT_NS in all, what
+ * could not be done is left undone, as after a crash. */
+int recs__stop(bool from_sampler, bool bounded)
+{
+    uint64_t deadline = recs__now_ns() + RECS_STOP_WAIT_NS;
+    sigset_t old;
+
+    /* A vfork child shares our memory and locks: nothing here is its. */
+    if (recs_g.pid != getpid())
+        return 0;
+    recs__block_async(&old);
+    if (!lock_until(&recs_g.ctl_lock, bounded, deadline)) {
+        gave_up("the control lock is held");
+        recs__restore_mask(&old);
+        return REC_EIO;
+    }
     if (!atomic_load(&recs_g.running) || recs_g.pid != getpid()) {
         pthread_mutex_unlock(&recs_g.ctl_lock);
+        recs__restore_mask(&old);
         return 0;
     }
     if (recs_g.sampler_started) {
         atomic_store(&recs_g.quit, 1);
         sem_post(&recs_g.wake);
-        if (!from_sampler)
-            pthread_join(recs_g.sampler, NULL);
-        else
+        if (from_sampler) {
             pthread_detach(recs_g.sampler);
+        } else if (bounded) {
+            struct timespec ts = {
+                .tv_sec = (time_t)(deadline / 1000000000u),
+                .tv_nsec = (long)(deadline % 1000000000u) };
+            if (pthread_clockjoin_np(recs_g.sampler, NULL, CLOCK_MONOTONIC,
+                                     &ts) != 0) {
+                gave_up("the sampler thread is stuck");
+                pthread_mutex_unlock(&recs_g.ctl_lock);
+                recs__restore_mask(&old);
+                return REC_EIO;
+            }
+        } else {
+            pthread_join(recs_g.sampler, NULL);
+        }
         recs_g.sampler_started = false;
     }
     /* Stop the timers first, handlers still enqueueing, so that signals
      * already pending are recorded. */
-    pthread_mutex_lock(&recs_g.reg_lock);
+    if (!lock_until(&recs_g.reg_lock, bounded, deadline)) {
+        gave_up("the thread registry is locked");
+        pthread_mutex_unlock(&recs_g.ctl_lock);
+        recs__restore_mask(&old);
+        return REC_EIO;
+    }
     wait_pending();
     atomic_store(&recs_g.running, 0);
     for (recs_thread *t = recs_g.threads; t; t = t->next)
@@ -474,8 +559,14 @@ int recs__stop(bool from_sampler)
     for (int i = 0; atomic_load(&recs_g.inflight) && i < 100000; i++)
         sched_yield();
 
-    pthread_mutex_lock(&recs_g.drain_lock);
+    if (!lock_until(&recs_g.drain_lock, bounded, deadline)) {
+        gave_up("the writer is locked");
+        pthread_mutex_unlock(&recs_g.ctl_lock);
+        recs__restore_mask(&old);
+        return REC_EIO;
+    }
     recs__drain_locked(true);
+    recs__untracked_emit();
     emit_usage();
     recs_g.stats.timer_failures = atomic_load(&recs_g.timer_failures);
     recs_g.stats.threads = atomic_load(&recs_g.threads_seen);
@@ -483,6 +574,7 @@ int recs__stop(bool from_sampler)
     session_close();
     pthread_mutex_unlock(&recs_g.drain_lock);
     pthread_mutex_unlock(&recs_g.ctl_lock);
+    recs__restore_mask(&old);
     return 0;
 }
 
@@ -502,28 +594,36 @@ int recs_start(const recs_options *opt)
     recs_g.registry = true;
     recs__thread_key_init();
     recs__hooks_once();
-    rc = recs__start_config(&cfg);
+    {
+        sigset_t old;
+        recs__block_async(&old);
+        rc = recs__start_config(&cfg);
+        recs__restore_mask(&old);
+    }
     recs__config_free(&cfg);
     return rc;
 }
 
 int recs_stop(void)
 {
-    return recs__stop(false);
+    return recs__stop(false, false);
 }
 
 int recs_set_throttle(const char *throttle)
 {
     recs_throttle t;
+    sigset_t old;
     char *text;
 
     if (recs_parse_throttle(throttle, &t) < 0)
         return REC_EINVAL;
     if (!(text = strdup(throttle)))
         return REC_ENOMEM;
+    recs__block_async(&old);
     pthread_mutex_lock(&recs_g.ctl_lock);
     if (!atomic_load(&recs_g.running)) {
         pthread_mutex_unlock(&recs_g.ctl_lock);
+        recs__restore_mask(&old);
         free(text);
         return REC_EINVAL;
     }
@@ -536,6 +636,7 @@ int recs_set_throttle(const char *throttle)
     recs__emit_settings();
     pthread_mutex_unlock(&recs_g.drain_lock);
     pthread_mutex_unlock(&recs_g.ctl_lock);
+    recs__restore_mask(&old);
     return 0;
 }
 
@@ -543,9 +644,13 @@ int recs_drain(void)
 {
     recs_thread *self = recs_self;
     int was_safe = 0, rc = 0;
+    sigset_t old;
 
     if (!atomic_load(&recs_g.running))
         return 0;
+    /* A program handler that calls exit() must not find drain_lock held
+     * by the thread it interrupted. */
+    recs__block_async(&old);
     /* Our own signals during the drain are counted lost (unsafe). */
     if (self)
         was_safe = atomic_exchange(&self->safe, 0);
@@ -558,6 +663,7 @@ int recs_drain(void)
     pthread_mutex_unlock(&recs_g.drain_lock);
     if (self && was_safe)
         atomic_store(&self->safe, 1);
+    recs__restore_mask(&old);
     return rc < 0 ? rc : 0;
 }
 

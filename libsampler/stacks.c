@@ -47,6 +47,14 @@ int recs__stacks_init(void)
     return slots ? 0 : REC_ENOMEM;
 }
 
+/* In a fork child: forget the parent's cache without calling free(). */
+void recs__stacks_abandon(void)
+{
+    slots = NULL;
+    arena = NULL;
+    used = arena_len = arena_cap = 0;
+}
+
 void recs__stacks_free(void)
 {
     free(slots);

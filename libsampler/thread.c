@@ -72,6 +72,29 @@ int recs__block_signal(sigset_t *old)
     return pthread_sigmask(SIG_BLOCK, &set, old);
 }
 
+/* Around the sections program threads run under our locks: a program
+ * handler that calls exit() (common, if not async-signal-safe) would
+ * otherwise find the lock held by the thread it interrupted. Synchronous
+ * faults stay open (blocking them does not stop them). */
+void recs__block_async(sigset_t *old)
+{
+    sigset_t set;
+
+    sigfillset(&set);
+    sigdelset(&set, SIGSEGV);
+    sigdelset(&set, SIGBUS);
+    sigdelset(&set, SIGFPE);
+    sigdelset(&set, SIGILL);
+    sigdelset(&set, SIGTRAP);
+    sigdelset(&set, SIGSYS);
+    pthread_sigmask(SIG_BLOCK, &set, old);
+}
+
+void recs__restore_mask(const sigset_t *old)
+{
+    pthread_sigmask(SIG_SETMASK, old, NULL);
+}
+
 static void exit_destructor(void *arg)
 {
     (void)arg;
@@ -157,12 +180,6 @@ void recs__thread_free(recs_thread *t)
     free(t);
 }
 
-void recs__thread_add_lost(recs_thread *t, int reason, uint64_t n, uint64_t ns)
-{
-    atomic_fetch_add_explicit(&t->lost[reason].count, n, memory_order_relaxed);
-    atomic_fetch_add_explicit(&t->lost[reason].ns, ns, memory_order_relaxed);
-}
-
 /* (Re)size the queue for the session's depth; only while the handler cannot
  * touch it (safe == 0). */
 static int queue_prepare(recs_thread *t)
@@ -171,6 +188,10 @@ static int queue_prepare(recs_thread *t)
     uint32_t cap = recs_g.capacity;
     size_t slot = recs_request_size(depth);
 
+    /* A handler can no longer be abandoned mid-enqueue (it runs with
+     * every signal blocked), but a lock left by one before a fork or by
+     * any other accident must not cost this thread every later sample. */
+    atomic_store(&t->q.lock, RECS_UNLOCKED);
     if (t->q.slots && t->q.depth == depth && t->q.capacity == cap) {
         t->q.count = 0;
         return 0;
@@ -269,7 +290,7 @@ int recs__thread_arm(recs_thread *t, uint64_t period_ns)
     struct sigevent sev;
 
     if (t->in_session)
-        return t->has_timer ? rearm(t, period_ns) : 0;
+        return t->has_timer && !recs_g.hijacked ? rearm(t, period_ns) : 0;
     atomic_store(&t->safe, 0);
     t->in_session = true;
     t->start_pending = true;
@@ -286,6 +307,11 @@ int recs__thread_arm(recs_thread *t, uint64_t period_ns)
     atomic_fetch_add(&recs_g.threads_seen, 1);
     if (queue_prepare(t) < 0)
         goto failed;
+    if (recs_g.hijacked) {
+        /* Our handler is gone (warned): no timer, its CPU time is lost. */
+        t->timer_failed = true;
+        return REC_EIO;
+    }
 
     memset(&sev, 0, sizeof sev);
     sev.sigev_notify = SIGEV_THREAD_ID;
@@ -372,7 +398,10 @@ static void unlink_thread(recs_thread *t)
 /* Called by t's own thread. */
 void recs__thread_register(recs_thread *t)
 {
+    sigset_t old;
+
     recs__thread_key_init();
+    recs__block_async(&old);
     recs_self = t;
     pthread_setspecific(exit_key, t);
     pthread_mutex_lock(&recs_g.reg_lock);
@@ -380,6 +409,7 @@ void recs__thread_register(recs_thread *t)
     if (atomic_load(&recs_g.running))
         recs__thread_arm(t, recs_g.period_ns);
     pthread_mutex_unlock(&recs_g.reg_lock);
+    recs__restore_mask(&old);
 }
 
 /* On the exiting thread, signal blocked: a timer signal already pending
@@ -411,12 +441,14 @@ void recs__thread_exit(void)
 {
     recs_thread *t = recs_self;
     bool was_in = false;
+    sigset_t old;
 
     if (!t)
         return;
     /* The signal stays blocked: the thread is going away, and a timer
      * signal already pending must not reach a handler after the free. */
     recs__block_signal(NULL);
+    recs__block_async(&old);
     atomic_store(&t->safe, 0);
     pthread_mutex_lock(&recs_g.reg_lock);
     /* A timer signal that was already pending would be discarded with the
@@ -445,6 +477,7 @@ void recs__thread_exit(void)
         recs_g.dead = t;
     }
     pthread_mutex_unlock(&recs_g.reg_lock);
+    recs__restore_mask(&old);
     if (!was_in)
         recs__thread_free(t);
 }

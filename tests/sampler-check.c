@@ -10,7 +10,9 @@
  *         modules=N recordings=N maxdepth=N threads=N setperiod=NS
  *         (setperiod: samplingPeriod of the last RecordingSettings)
  *         undelivered=N chunks=N (with events) nomodchunks=N (chunks
- *         with events but no ModuleLoad)
+ *         with events but no ModuleLoad) busy=N unsafe=N timerfailed=N
+ *         untracked_ns=NS
+ *         (lost samples by reason)
  *   thread pid=P tid=T samples=N period_ns=N lost=N lost_ns=N cpu_ns=N
  *          undelivered=N diff=NS (recorded - cpu)
  *          started=0|1 ended=0|1 snapshot=0|1 name=NAME
@@ -154,6 +156,7 @@ int main(int argc, char **argv)
              lost = 0, lost_ns = 0, starts = 0, ends = 0, snaps = 0,
              settings = 0, pinfo = 0, usage = 0, modules = 0, recordings = 0,
              maxdepth = 0, set_period = 0, undelivered = 0;
+    uint64_t busy = 0, unsafe = 0, timerfailed = 0, untracked_ns = 0;
     uint64_t last_offset = UINT64_MAX, chunk_offset = UINT64_MAX;
     uint64_t chunks = 0, nomod = 0, chunk_mods = 0;
 
@@ -254,6 +257,14 @@ int main(int argc, char **argv)
             if (!strcmp(reason, "undelivered")) {
                 undelivered += n;
                 th->undelivered += n;
+            } else if (!strcmp(reason, "queue-busy")) {
+                busy += n;
+            } else if (!strcmp(reason, "unsafe")) {
+                unsafe += n;
+            } else if (!strcmp(reason, "timer-failed")) {
+                timerfailed += n;
+            } else if (!strcmp(reason, "untracked")) {
+                untracked_ns += ns;
             }
             lost += n;
             lost_ns += ns;
@@ -292,10 +303,13 @@ int main(int argc, char **argv)
            " snapshots=%" PRIu64 " settings=%" PRIu64 " processinfo=%" PRIu64
            " usage=%" PRIu64 " modules=%" PRIu64 " recordings=%" PRIu64
            " maxdepth=%" PRIu64 " threads=%zu setperiod=%" PRIu64
-           " undelivered=%" PRIu64 " chunks=%" PRIu64 " nomodchunks=%" PRIu64 "\n",
+           " undelivered=%" PRIu64 " chunks=%" PRIu64 " nomodchunks=%" PRIu64
+           " busy=%" PRIu64 " unsafe=%" PRIu64 " timerfailed=%" PRIu64
+           " untracked_ns=%" PRIu64 "\n",
            samples, failed, biased, stacks, period, lost, lost_ns, starts, ends,
            snaps, settings, pinfo, usage, modules, recordings, maxdepth, nths,
-           set_period, undelivered, chunks, nomod);
+           set_period, undelivered, chunks, nomod, busy, unsafe, timerfailed,
+           untracked_ns);
     for (size_t i = 0; i < nths; i++) {
         struct th *t = &ths[i];
         uint64_t cpu = t->cpu_ns;

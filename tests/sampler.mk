@@ -15,8 +15,20 @@ HAZARDS = tests/hazards/burn tests/hazards/forker tests/hazards/execer \
 	tests/hazards/spawner tests/hazards/ownprof tests/hazards/blocker \
 	tests/hazards/manythreads tests/hazards/slowsys tests/hazards/exitthread \
 	tests/hazards/killed tests/hazards/api tests/hazards/altstack \
-	tests/hazards/dlopener
+	tests/hazards/dlopener tests/hazards/sigdisp tests/hazards/c11sig \
+	tests/hazards/sighijack tests/hazards/sigwaiter tests/hazards/closeall \
+	tests/hazards/jumper tests/hazards/exitdrain tests/hazards/earlymain
 check_PROGRAMS += $(HAZARDS)
+tests_hazards_sigdisp_SOURCES = tests/hazards/sigdisp.c tests/hazards/hazard.h
+# Strict ISO C: signal() is glibc's one-shot __sysv_signal there.
+tests_hazards_c11sig_SOURCES = tests/hazards/c11sig.c tests/hazards/hazard.h
+tests_hazards_c11sig_CFLAGS = $(AM_CFLAGS) -std=c11
+tests_hazards_sighijack_SOURCES = tests/hazards/sighijack.c tests/hazards/hazard.h
+tests_hazards_sigwaiter_SOURCES = tests/hazards/sigwaiter.c tests/hazards/hazard.h
+tests_hazards_sigwaiter_LDADD = $(PTHREAD_LIBS)
+tests_hazards_jumper_SOURCES = tests/hazards/jumper.c tests/hazards/hazard.h
+tests_hazards_jumper_LDADD = $(PTHREAD_LIBS)
+tests_hazards_closeall_SOURCES = tests/hazards/closeall.c tests/hazards/hazard.h
 tests_hazards_burn_SOURCES = tests/hazards/burn.c tests/hazards/hazard.h
 tests_hazards_burn_LDADD = $(PTHREAD_LIBS)
 tests_hazards_forker_SOURCES = tests/hazards/forker.c tests/hazards/hazard.h
@@ -45,6 +57,15 @@ tests_hazards_dlopener_LDADD = -ldl
 check_LTLIBRARIES += tests/hazards/libhzplugin.la
 tests_hazards_libhzplugin_la_SOURCES = tests/hazards/plugin.c tests/hazards/hazard.h
 tests_hazards_libhzplugin_la_LDFLAGS = -module -avoid-version -rpath /nowhere
+tests_hazards_exitdrain_SOURCES = tests/hazards/exitdrain.c tests/hazards/hazard.h
+tests_hazards_exitdrain_LDADD = libsampler/librecsampler.la librecord/librecord.la $(PTHREAD_LIBS)
+# A library whose constructor starts a thread before the sampler's runs.
+check_LTLIBRARIES += tests/hazards/libhzearly.la
+tests_hazards_libhzearly_la_SOURCES = tests/hazards/earlylib.c tests/hazards/hazard.h
+tests_hazards_libhzearly_la_LIBADD = $(PTHREAD_LIBS)
+tests_hazards_libhzearly_la_LDFLAGS = -avoid-version -rpath /nowhere
+tests_hazards_earlymain_SOURCES = tests/hazards/earlymain.c tests/hazards/hazard.h
+tests_hazards_earlymain_LDADD = tests/hazards/libhzearly.la $(PTHREAD_LIBS)
 tests_hazards_api_SOURCES = tests/hazards/api.c tests/hazards/hazard.h
 tests_hazards_api_LDADD = libsampler/librecsampler.la librecord/librecord.la $(PTHREAD_LIBS)
 

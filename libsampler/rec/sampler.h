@@ -44,7 +44,9 @@ void recs_options_init(recs_options *opt);
 
 /* Start recording: open the output, arm a timer for every thread known to
  * the library (threads created through pthread_create after the library was
- * loaded, and the calling thread). REC_EINVAL if already recording. */
+ * loaded, and the calling thread). Other threads are not sampled; their CPU
+ * time in the recording is reported lost (reason "untracked") and a warning
+ * is printed. REC_EINVAL if already recording. */
 int recs_start(const recs_options *opt);
 
 /* Stop: delete the timers, wait for handlers in flight, drain every queue,

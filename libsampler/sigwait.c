@@ -1,0 +1,159 @@
+/*
+ * libsampler/sigwait.c - keep rec's timer signals out of the program's
+ * synchronous signal waits.
+ *
+ * A program that blocks every signal and takes them with sigwait() (the
+ * classic daemon pattern), sigwaitinfo(), sigtimedwait() or a signalfd
+ * would otherwise receive rec's timer signals, which it never asked for.
+ * The sigwait family is interposed: a signal that carries our timer cookie
+ * is swallowed (its expiries counted lost, reason "unsafe": a sample taken
+ * here has no interrupted context) and the wait goes on with what remains
+ * of the timeout. sigwait() and sigwaitinfo() are implemented on top of
+ * sigtimedwait(), since glibc calls its internal one past the PLT. A
+ * signalfd never sees the sampling signal: it is removed from the mask
+ * (warned once); the signal stays pending in the thread that blocks it,
+ * and is accounted when that thread ends or the recording stops.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+#include "internal.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+typedef int (*sigtimedwait_fn)(const sigset_t *, siginfo_t *,
+                               const struct timespec *);
+static _Atomic(sigtimedwait_fn) real_stw;
+static _Atomic int signalfd_warned;
+
+/* Signal-safe once resolved (the constructor resolves it). */
+static int real_sigtimedwait(const sigset_t *set, siginfo_t *si,
+                             const struct timespec *timeout)
+{
+    sigtimedwait_fn f = atomic_load(&real_stw);
+
+    if (!f) {
+        f = (sigtimedwait_fn)dlsym(RTLD_NEXT, "sigtimedwait");
+        if (f)
+            atomic_store(&real_stw, f);
+        else
+            return (int)syscall(SYS_rt_sigtimedwait, set, si, timeout,
+                                (size_t)(_NSIG / 8));
+    }
+    return f(set, si, timeout);
+}
+
+__attribute__((constructor))
+static void sigwait_init(void)
+{
+    atomic_store(&real_stw, (sigtimedwait_fn)dlsym(RTLD_NEXT, "sigtimedwait"));
+}
+
+/* Signal-safe. If si is one of our timer signals, account it as the
+ * handler accounts a signal it cannot sample, and say so. */
+static bool swallow(const siginfo_t *si)
+{
+    recs_thread *t;
+
+    if (recs_g.signo <= 0 || si->si_signo != recs_g.signo ||
+        si->si_code != SI_TIMER || si->si_value.sival_ptr != &recs__timer_cookie)
+        return false;
+    atomic_fetch_add(&recs_g.inflight, 1);
+    t = recs_self;
+    if (t && atomic_load(&recs_g.running)) {
+        uint64_t n = 1 + (uint64_t)(si->si_overrun > 0 ? si->si_overrun : 0);
+        uint64_t period = atomic_load_explicit(&t->period_ns,
+                                               memory_order_relaxed);
+        atomic_fetch_add_explicit(&t->expiries, n, memory_order_relaxed);
+        recs__thread_add_lost(t, RECS_LOST_UNSAFE, n, n * period);
+    }
+    atomic_fetch_sub(&recs_g.inflight, 1);
+    return true;
+}
+
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+int sigtimedwait(const sigset_t *set, siginfo_t *info,
+                 const struct timespec *timeout)
+{
+    uint64_t deadline = 0;
+    siginfo_t si;
+
+    if (recs_g.signo <= 0 || sigismember(set, recs_g.signo) != 1)
+        return real_sigtimedwait(set, info, timeout);
+    if (timeout) {
+        if (timeout->tv_sec < 0 || timeout->tv_nsec < 0 ||
+            timeout->tv_nsec >= 1000000000L) {
+            errno = EINVAL;
+            return -1;
+        }
+        deadline = mono_ns() + (uint64_t)timeout->tv_sec * 1000000000u +
+                   (uint64_t)timeout->tv_nsec;
+    }
+    for (;;) {
+        struct timespec rem, *tp = NULL;
+        int rc;
+
+        if (timeout) {
+            uint64_t now = mono_ns(), left = now < deadline ? deadline - now : 0;
+            rem.tv_sec = (time_t)(left / 1000000000u);
+            rem.tv_nsec = (long)(left % 1000000000u);
+            tp = &rem;
+        }
+        rc = real_sigtimedwait(set, &si, tp);
+        if (rc < 0)
+            return rc;
+        if (!swallow(&si)) {
+            if (info)
+                *info = si;
+            return rc;
+        }
+        /* Ours: wait on for the rest of the timeout (a zero timeout polls
+         * once more, then fails with EAGAIN). */
+    }
+}
+
+int sigwaitinfo(const sigset_t *set, siginfo_t *info)
+{
+    return sigtimedwait(set, info, NULL);
+}
+
+int sigwait(const sigset_t *set, int *sig)
+{
+    for (;;) {
+        int rc = sigtimedwait(set, NULL, NULL);
+        if (rc > 0) {
+            *sig = rc;
+            return 0;
+        }
+        if (errno != EINTR)
+            return errno;
+    }
+}
+
+int signalfd(int fd, const sigset_t *mask, int flags)
+{
+    sigset_t m;
+
+    if (recs_g.signo > 0 && sigismember(mask, recs_g.signo) == 1) {
+        m = *mask;
+        sigdelset(&m, recs_g.signo);
+        mask = &m;
+        if (!atomic_exchange(&signalfd_warned, 1))
+            recs__warn("the program reads signal %d (%s) through a signalfd; "
+                       "rec samples with it, so it is left out of that "
+                       "signalfd. Use rec-start --signal to pick a free "
+                       "signal.", recs_g.signo, strsignal(recs_g.signo));
+    }
+    return (int)syscall(SYS_signalfd4, fd, mask, (size_t)(_NSIG / 8), flags);
+}
