@@ -239,6 +239,7 @@ void recs__drain_locked(bool final)
         collect(t, false, final);
     dead = recs_g.dead;
     recs_g.dead = NULL;
+    recs_g.ndead = 0;
     for (recs_thread *t = dead; t; t = t->next)
         collect(t, true, final);
     pthread_mutex_unlock(&recs_g.reg_lock);

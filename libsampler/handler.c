@@ -275,6 +275,12 @@ static void on_signal(int sig, siginfo_t *si, void *ucv)
     }
     fill_request(t, r, si, (const ucontext_t *)ucv, period);
     recs_queue_commit(&t->q);
+    /* Half full: wake the sampler thread before its timeout (sem_post is
+     * async-signal-safe; a futex wake only when it sleeps). Queues are
+     * small at large depths (7 slots at 1024 frames). A one-slot queue
+     * (REC_QUEUE_CAPACITY=1, tests) is left to the timeout. */
+    if (t->q.capacity >= 2 && t->q.count == t->q.capacity / 2)
+        sem_post(&recs_g.wake);
     recs_queue_unlock(&t->q);
 out:
     atomic_fetch_sub(&recs_g.inflight, 1);

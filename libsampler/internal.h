@@ -27,7 +27,17 @@
 
 #define RECS_DEFAULT_DEPTH   64
 #define RECS_MAX_DEPTH       1024
-#define RECS_DRAIN_NS        20000000ull     /* sampler thread wake-up */
+/* The queues are sized for signals arriving over RECS_DRAIN_NS (four times
+ * over). The sampler thread sleeps up to RECS_DRAIN_MAX_NS: each wake-up
+ * costs it ~25 us of CPU (scheduler, futex, timer, IRQ time charged to it)
+ * whatever it finds, more than a sample. A handler that fills half of a
+ * queue, and a thread exit that leaves RECS_DEAD_WAKE threads to free,
+ * wake it sooner. */
+#define RECS_DRAIN_NS        20000000ull
+#ifndef RECS_DRAIN_MAX_NS
+#define RECS_DRAIN_MAX_NS    100000000ull
+#endif
+#define RECS_DEAD_WAKE       32
 #define RECS_REEVAL_NS       100000000ull    /* rate re-evaluation */
 #define RECS_THREAD_BYTES    (64u << 10)     /* per-thread memory budget */
 #define RECS_STOP_WAIT_NS    2000000000ull   /* bounded stop: exit, exec */
@@ -115,6 +125,7 @@ typedef struct recs_global {
     pthread_mutex_t drain_lock;    /* the writer, stream, symbols */
     recs_thread *threads;          /* registered, alive */
     recs_thread *dead;             /* exited during a session, to drain */
+    unsigned ndead;                /* on the dead list */
     bool registry;                 /* maintain the registry (not dormant) */
 
     /* Session (under drain_lock unless noted). */

@@ -159,6 +159,7 @@ static void fork_child(void)
      * state is abandoned, not freed: another thread may have held the
      * allocator's lock at the fork (an ASan child deadlocked on it). */
     recs_g.threads = recs_g.dead = NULL;
+    recs_g.ndead = 0;
     atomic_store(&recs_g.running, 0);
     atomic_store(&recs_g.inflight, 0);
     /* The parent's writer, stream and tables are the parent's: abandoned,

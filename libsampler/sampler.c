@@ -225,14 +225,22 @@ static void *sampler_main(void *arg)
         struct timespec until;
         uint64_t now;
 
+        /* A flush interval shorter than the nap is honoured. */
+        uint64_t nap = recs_g.cfg.flush_ns && recs_g.cfg.flush_ns < RECS_DRAIN_MAX_NS ?
+                       recs_g.cfg.flush_ns : RECS_DRAIN_MAX_NS;
+
         clock_gettime(CLOCK_MONOTONIC, &until);
-        until.tv_nsec += (long)RECS_DRAIN_NS;
+        until.tv_nsec += (long)nap;
         if (until.tv_nsec >= 1000000000L) {
             until.tv_sec++;
             until.tv_nsec -= 1000000000L;
         }
         while (sem_clockwait(&recs_g.wake, CLOCK_MONOTONIC, &until) != 0 &&
                errno == EINTR)
+            ;
+        /* Several handlers may have asked at once: one drain serves all.
+         * (quit and the fatal signal are flags, read below.) */
+        while (sem_trywait(&recs_g.wake) == 0)
             ;
         if (atomic_load(&recs__fatal_sig)) {
             /* A fatal signal's handler waits for us to finish the file. */

@@ -475,6 +475,9 @@ void recs__thread_exit(void)
             t->name[0] = '\0';
         t->next = recs_g.dead;
         recs_g.dead = t;
+        /* Exited threads keep their queues until the drain frees them. */
+        if (++recs_g.ndead == RECS_DEAD_WAKE)
+            sem_post(&recs_g.wake);
     }
     pthread_mutex_unlock(&recs_g.reg_lock);
     recs__restore_mask(&old);
