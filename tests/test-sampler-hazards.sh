@@ -16,7 +16,7 @@ fail=0
 
 ok() { n=$((n + 1)); echo "ok $n - $1"; }
 notok() { n=$((n + 1)); fail=1; echo "not ok $n - $1"; }
-check() { if eval "$2"; then ok "$1"; else notok "$1"; fi; }
+check() { if eval "$2"; then ok "$1"; else notok "$1"; return 1; fi; }
 diag() { sed 's/^/# /'; }
 
 if [ ! -f "$LIB" ]; then
@@ -251,7 +251,8 @@ fi
 for m in sigset bsd sysv ssignal __sigaction siginterrupt sigignore mask nodefer; do
     run "disp-$m" -- "$H/sigdisp" $m
     check "$m(SIGPROF): program unaffected (status $rc), samples recorded" \
-        '[ $rc = 0 ] && [ $chk = 0 ] && [ "$(tot samples)" -gt 5 ]'
+        '[ $rc = 0 ] && [ $chk = 0 ] && [ "$(tot samples)" -gt 5 ]' ||
+        { echo "# disp-$m: rc=$rc chk=$chk"; sed 's/^/# /' "$T/$name.err" "$T/$name.chk" | tail -8; }
 done
 # 23b: -std=c11: signal() is the one-shot __sysv_signal.
 run c11sig -- "$H/c11sig"
