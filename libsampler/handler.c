@@ -143,6 +143,22 @@ static bool default_ignores(int sig)
            sig == SIGCONT;
 }
 
+/* Signal-safe. Deliver sig again with its default action, as if rec had
+ * never installed a handler for it. */
+static void reraise_default(int sig)
+{
+    struct sigaction dfl;
+    sigset_t set;
+
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    real_sigaction(sig, &dfl, NULL);
+    sigemptyset(&set);
+    sigaddset(&set, sig);
+    pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+    raise(sig);
+}
+
 /* Signal-safe. A signal that is not ours, delivered as the program asked:
  * its handler runs with the mask the kernel would have given it (the
  * interrupted mask, its sa_mask, the signal itself unless SA_NODEFER), and
@@ -176,15 +192,7 @@ static void forward(int sig, siginfo_t *si, void *ucv)
         return;
     } else {
         /* What would have happened without rec (for SIGPROF: terminate). */
-        struct sigaction dfl;
-        sigset_t set;
-        memset(&dfl, 0, sizeof dfl);
-        dfl.sa_handler = SIG_DFL;
-        real_sigaction(sig, &dfl, NULL);
-        sigemptyset(&set);
-        sigaddset(&set, sig);
-        pthread_sigmask(SIG_UNBLOCK, &set, NULL);
-        raise(sig);
+        reraise_default(sig);
     }
 }
 
@@ -325,8 +333,6 @@ static int fatal_index(int sig)
 static void on_fatal(int sig)
 {
     int saved_errno = errno;
-    struct sigaction dfl;
-    sigset_t set;
 
     if (atomic_load(&recs_g.running) && recs_g.sampler_started &&
         recs_g.pid == getpid() && !atomic_exchange(&recs__fatal_sig, sig)) {
@@ -337,13 +343,7 @@ static void on_fatal(int sig)
         while (sem_timedwait(&recs__fatal_done, &until) != 0 && errno == EINTR)
             ;
     }
-    memset(&dfl, 0, sizeof dfl);
-    dfl.sa_handler = SIG_DFL;
-    real_sigaction(sig, &dfl, NULL);
-    sigemptyset(&set);
-    sigaddset(&set, sig);
-    pthread_sigmask(SIG_UNBLOCK, &set, NULL);
-    raise(sig);
+    reraise_default(sig);
     errno = saved_errno;
 }
 
