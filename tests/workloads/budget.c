@@ -48,7 +48,12 @@ static uint64_t mono_now(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-__attribute__((noipa)) static uint64_t spin(uint64_t x, unsigned n)
+#ifdef __clang__
+__attribute__((noinline))
+#else
+__attribute__((noipa))
+#endif
+static uint64_t spin(uint64_t x, unsigned n)
 {
     for (unsigned i = 0; i < n; i++)
         x = x * 6364136223846793005ull + 1442695040888963407ull;
