@@ -234,6 +234,17 @@ int main(int argc, char **argv)
         goto done;
     }
 
+    if (copt.interval_ns) {
+        int rc = cpu_model_timeline_check(&m);
+        if (rc < 0) {
+            cli_error(prog, rc == REC_ETOOBIG
+                      ? "too many intervals: use a longer --interval (the "
+                        "threads ran far apart, the timeline would be "
+                        "mostly empty)" : "out of memory");
+            status = CLI_EXIT_DATA;
+            goto done;
+        }
+    }
     bool picture_to_stdout = (o.svg && strcmp(o.svg, "-") == 0)
                              || (o.html && strcmp(o.html, "-") == 0);
     if (o.svg && write_picture(&m, o.svg, false) < 0)
