@@ -77,11 +77,15 @@ static void emit_process_info(uint64_t now)
     }
     n = read_small("/proc/self/cmdline", cmd, sizeof cmd);
     if (n > 0) {
-        for (ssize_t i = 0; i < n - 1; i++)
+        /* --no-command-line: arguments may hold secrets; argv[0] stays so
+         * that the recording still says what ran. */
+        for (ssize_t i = 0; i < n - 1 && !recs_g.cfg.no_command_line; i++)
             if (cmd[i] == '\0')
                 cmd[i] = ' ';
         ev.commandLine = str_id(cmd);
     }
+    if (recs_g.cfg.run_id[0])
+        ev.runId = str_id(recs_g.cfg.run_id);
     if (uname(&u) == 0)
         ev.hostName = str_id(u.nodename);
     ev.startTime = now;

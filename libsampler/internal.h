@@ -109,6 +109,8 @@ typedef struct recs_config {
     int signo;
     unsigned queue_capacity;       /* 0: from the period */
     bool append, overwrite;
+    char run_id[33];               /* REC_RUN_ID, "" if none */
+    bool no_command_line;          /* REC_NO_COMMAND_LINE: argv[0] only */
 } recs_config;
 
 typedef struct recs_global {

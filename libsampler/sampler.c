@@ -144,12 +144,27 @@ int recs__config_from_env(recs_config *cfg, char *err, size_t errlen)
         if (recs_parse_throttle(v, &t) < 0)
             BAD("REC_THROTTLE");
     }
+    /* Read now: the environment is the program's once it runs. */
+    bool no_cmd = false;
+    if ((v = getenv("REC_NO_COMMAND_LINE")) && *v &&
+        recs_parse_bool(v, &no_cmd) < 0)
+        BAD("REC_NO_COMMAND_LINE");
+    const char *run_id = getenv("REC_RUN_ID");
+    v = run_id;
+    if (v && *v && (strlen(v) != 32 || strspn(v, "0123456789abcdef") != 32))
+        BAD("REC_RUN_ID");
 #undef BAD
     if (!o.output || !*o.output) {
         snprintf(err, errlen, "REC_OUTPUT is not set");
         return REC_EINVAL;
     }
-    return config_from_options(cfg, &o);
+    int rc = config_from_options(cfg, &o);
+    if (rc == 0) {
+        cfg->no_command_line = no_cmd;
+        if (run_id && *run_id)
+            memcpy(cfg->run_id, run_id, 33);
+    }
+    return rc;
 }
 
 void recs_options_init(recs_options *opt)
