@@ -185,6 +185,28 @@ void cli_ptrmap_clear(cli_ptrmap *m);
 void cli_ptrmap_free(cli_ptrmap *m);
 
 /* ------------------------------------------------------------------ */
+/* The recordings of a command line, by identity (cli-inputs.c).       */
+/* ------------------------------------------------------------------ */
+
+/* Drop the FILE operands argv[first..argc) that name a regular file given
+ * before (same device and inode: a hard link, a symlink, "./x" for "x"),
+ * with a warning; compacts argv in place and returns the new argc. */
+int cli_inputs_dedup(const char *prog, char **argv, int first, int argc);
+/* -1 (message printed) if the output path - standard output when path is
+ * NULL or "-" - is one of the n inputs; opt names the option. */
+int cli_output_not_input(const char *prog, const char *opt, const char *path,
+                         char *const *in, int n);
+/* Warn when the inputs' ProcessInfo runId differ: recordings of different
+ * rec-start runs (stale OUT.<pid> files) are about to be read as one. */
+void cli_inputs_runs(const char *prog, char *const *in, int n);
+/* On a chunk change: false if the chunk starts before the one before it
+ * in the same file (*prev_start_ns, from 0 per file, is then kept for the
+ * message of cli_chunk_order_error()). */
+bool cli_chunk_in_order(const rec_chunk_info *info, uint64_t *prev_start_ns);
+void cli_chunk_order_error(const char *prog, const char *path,
+                           const rec_chunk_info *info, uint64_t prev_start_ns);
+
+/* ------------------------------------------------------------------ */
 /* Chunk tracking.                                                     */
 /* ------------------------------------------------------------------ */
 

@@ -2,7 +2,8 @@
 
 # Shared command-line helpers (tools/common.h), also used by rec-cpu.
 noinst_LTLIBRARIES += tools/libreccli.la
-tools_libreccli_la_SOURCES = tools/common.c tools/common.h tools/cli-opts.c
+tools_libreccli_la_SOURCES = tools/common.c tools/common.h tools/cli-opts.c \
+	tools/cli-inputs.c
 tools_libreccli_la_CPPFLAGS = $(AM_CPPFLAGS) $(JANSSON_CFLAGS)
 tools_libreccli_la_LIBADD = $(JANSSON_LIBS)
 

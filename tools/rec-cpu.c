@@ -190,6 +190,20 @@ int main(int argc, char **argv)
         cli_threads_free(o.threads);
         return CLI_EXIT_USAGE;
     }
+    /* The same recording twice would count its CPU time twice; a report
+     * written over a recording would destroy it. */
+    argc = cli_inputs_dedup(prog, argv, optind, argc);
+    const char *outs[][2] = { { "--svg", o.svg }, { "--html", o.html },
+                              { "-o", o.output }, { NULL, NULL } };
+    for (size_t i = 0; i < sizeof outs / sizeof outs[0]; i++) {
+        if ((outs[i][0] && !outs[i][1]) ||
+            cli_output_not_input(prog, outs[i][0], outs[i][1], argv + optind,
+                                 argc - optind) == 0)
+            continue;
+        cli_threads_free(o.threads);
+        return CLI_EXIT_USAGE;
+    }
+    cli_inputs_runs(prog, argv + optind, argc - optind);
     cpu_options copt = o.cpu;
     if ((o.svg || o.html) && !copt.interval_ns)
         copt.interval_ns = 100000000;       /* pictures need a timeline */

@@ -393,6 +393,13 @@ int main(int argc, char **argv)
         cli_threads_free(o.threads);
         return CLI_EXIT_USAGE;
     }
+    argc = cli_inputs_dedup(prog, argv, optind, argc);
+    if (cli_output_not_input(prog, "-o", o.output, argv + optind,
+                             argc - optind) < 0) {
+        status = CLI_EXIT_USAGE;
+        goto done;
+    }
+    cli_inputs_runs(prog, argv + optind, argc - optind);
     if (o.output && !(d.out = fopen(o.output, "w"))) {
         cli_error(prog, "%s: %s", o.output, strerror(errno));
         status = CLI_EXIT_DATA;

@@ -537,6 +537,11 @@ int main(int argc, char **argv)
     }
     if (cli_need_files(prog, optind, argc) < 0)
         return CLI_EXIT_USAGE;
+    argc = cli_inputs_dedup(prog, argv, optind, argc);
+    if (cli_output_not_input(prog, NULL, NULL, argv + optind,
+                             argc - optind) < 0)
+        return CLI_EXIT_USAGE;
+    cli_inputs_runs(prog, argv + optind, argc - optind);
     setvbuf(stdout, NULL, _IOFBF, 1 << 16);
     for (int i = optind; i < argc; i++) {
         if (i > optind && !json)
