@@ -120,7 +120,7 @@ static void collect(recs_thread *t, bool dead, bool final)
     }
     if (dead || final) {
         it->end = true;
-        it->snapshot = !dead;
+        it->snapshot = !dead && !recs_g.exiting;
         if (dead) {
             it->end_ns = t->end_ns;
             it->end_cpu = t->end_cpu;

@@ -144,6 +144,8 @@ typedef struct recs_global {
     pthread_t sampler;
     bool sampler_started;
     _Atomic int quit;
+    bool exiting;                  /* the session ends with the process:
+                                      its threads end, no snapshot */
     sem_t wake;
     uint64_t last_flush_ns, last_reeval_ns;
     unsigned char *batch;          /* drain copy buffer */

@@ -522,5 +522,8 @@ static void recs_preload_init(void)
 __attribute__((destructor))
 static void recs_preload_fini(void)
 {
+    /* exit(): every thread ends with the process, so their ThreadEnd are
+     * ends, not snapshots of threads still running. */
+    recs_g.exiting = true;
     recs__stop(false, true);
 }

@@ -8,7 +8,9 @@
 
 #include "common.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -152,4 +154,59 @@ void cli_chunk_order_error(const char *prog, const char *path,
               (unsigned long long)info->offset,
               cli_format_duration(prev_start_ns - info->start_ns, d,
                                   sizeof d));
+}
+
+/* The access mode of /proc/PID/fdinfo/FD; -1 if unknown. */
+static int fd_access(const char *pid, const char *fd)
+{
+    char p[300], line[128];
+    snprintf(p, sizeof p, "/proc/%s/fdinfo/%s", pid, fd);
+    FILE *f = fopen(p, "r");
+    int mode = -1;
+    if (!f)
+        return -1;
+    while (fgets(line, sizeof line, f)) {
+        unsigned long flags;
+        if (sscanf(line, "flags: %lo", &flags) == 1) {
+            mode = (int)(flags & O_ACCMODE);
+            break;
+        }
+    }
+    fclose(f);
+    return mode;
+}
+
+bool cli_file_being_written(const char *path)
+{
+    struct stat want, st;
+    char self[24], p[600];
+    if (stat(path, &want) < 0 || !S_ISREG(want.st_mode))
+        return false;
+    snprintf(self, sizeof self, "%d", (int)getpid());
+    DIR *proc = opendir("/proc");
+    if (!proc)
+        return false;
+    bool found = false;
+    struct dirent *e;
+    while (!found && (e = readdir(proc))) {
+        if (e->d_name[0] < '1' || e->d_name[0] > '9' ||
+            strcmp(e->d_name, self) == 0)
+            continue;
+        snprintf(p, sizeof p, "/proc/%s/fd", e->d_name);
+        DIR *fds = opendir(p);     /* other users' are closed to us */
+        if (!fds)
+            continue;
+        struct dirent *f;
+        while (!found && (f = readdir(fds))) {
+            if (f->d_name[0] == '.')
+                continue;
+            snprintf(p, sizeof p, "/proc/%s/fd/%s", e->d_name, f->d_name);
+            if (stat(p, &st) == 0 && same_file(&st, &want) &&
+                fd_access(e->d_name, f->d_name) > O_RDONLY)
+                found = true;
+        }
+        closedir(fds);
+    }
+    closedir(proc);
+    return found;
 }

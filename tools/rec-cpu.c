@@ -18,9 +18,10 @@
 static const char prog[] = "rec-cpu";
 
 enum mode { MODE_TEXT, MODE_JSON, MODE_CSV };
+static const char *const mode_names[] = { NULL, "--json", "--csv" };
 
 struct opts {
-    enum mode mode;
+    int mode;
     cpu_options cpu;
     cli_threads *threads;
     const char *svg, *html, *output;
@@ -76,10 +77,16 @@ static int parse_args(int argc, char **argv, struct opts *o)
     };
     uint64_t n;
     int c;
+    /* getopt names argv[0]: not the build tree's .libs/lt-rec-cpu. */
+    argv[0] = (char *)prog;
     while ((c = getopt_long(argc, argv, "o:hV", lopts, NULL)) != -1) {
         switch (c) {
-        case O_JSON: o->mode = MODE_JSON; break;
-        case O_CSV: o->mode = MODE_CSV; break;
+        case O_JSON:
+        case O_CSV:
+            if (cli_opt_mode(prog, &o->mode, c == O_JSON ? MODE_JSON
+                             : MODE_CSV, mode_names) < 0)
+                return -1;
+            break;
         case O_INTERVAL:
             if (cli_parse_duration(optarg, &n) < 0 || n == 0) {
                 cli_error(prog, "--interval: not a positive duration: '%s' "
@@ -248,6 +255,14 @@ int main(int argc, char **argv)
         goto done;
     }
 
+    if (o.threads && m.nthreads) {
+        size_t nsel;
+        cpu_thread **sel = cpu_model_selected(&m, &nsel);
+        if (sel && nsel == 0)
+            fprintf(stderr, "%s: note: --threads matched no thread of the "
+                    "recordings\n", prog);
+        free(sel);
+    }
     if (copt.interval_ns) {
         int rc = cpu_model_timeline_check(&m);
         if (rc < 0) {

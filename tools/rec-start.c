@@ -110,6 +110,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
     uint64_t v;
     int sig, c;
 
+    /* getopt names argv[0]: not the build tree's .libs/lt-rec-start. */
+    argv[0] = (char *)prog;
     /* '+': options end at PROGRAM, whose own options are left alone. */
     while ((c = getopt_long(argc, argv, "+o:ft:d:cqhV", longopts, NULL)) != -1) {
         switch (c) {

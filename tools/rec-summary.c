@@ -44,6 +44,7 @@ struct summary {
     uint64_t chunks, events;
     uint64_t start_ns, end_ns;
     bool have_start, complete;
+    bool writing;               /* unfinished, and its writer is at it */
 
     struct type_stat *types;
     size_t ntypes, captypes;
@@ -336,7 +337,9 @@ static void print_text(const struct summary *s, FILE *f)
             cli_format_duration(s->end_ns > s->start_ns ? s->end_ns - s->start_ns : 0,
                                 t1, sizeof t1));
     fprintf(f, " Events: %" PRIu64 "%s\n\n", s->events,
-            s->complete ? "" : " (recording not closed cleanly)");
+            s->complete ? "" : s->writing
+            ? " (still being written: up to its last flush)"
+            : " (unfinished: its writer stopped without closing it)");
 
     fprintf(f, " %-28s %12s %14s\n", "Event Type", "Count", "Size (bytes)");
     fprintf(f, " %.56s\n", "========================================================");
@@ -420,6 +423,8 @@ static int print_json(const struct summary *s, FILE *f)
                         (s->end_ns > s->start_ns ? s->end_ns - s->start_ns : 0)));
     json_object_set_new(j, "events", json_integer((json_int_t)s->events));
     json_object_set_new(j, "complete", json_boolean(s->complete));
+    if (!s->complete)
+        json_object_set_new(j, "beingWritten", json_boolean(s->writing));
     for (size_t i = 0; i < s->ntypes; i++) {
         json_t *e = json_object();
         json_object_set_new(e, "type", jstr(s->types[i].name));
@@ -494,6 +499,8 @@ static int summarize(const char *path, bool json)
     if (rec_reader_chunk(r, &info) == 0) {
         s.complete = s.chunks && rc == 0 && info.last;
     }
+    if (!s.complete && rc == 0)
+        s.writing = cli_file_being_written(path);
     if (s.nthreads)
         qsort(s.threads, s.nthreads, sizeof *s.threads, cmp_thread);
     if (s.ntypes)
@@ -525,6 +532,8 @@ int main(int argc, char **argv)
     };
     bool json = false;
     int c, status = CLI_EXIT_OK;
+    /* getopt names argv[0]: not the build tree's .libs/lt-rec-summary. */
+    argv[0] = (char *)prog;
     while ((c = getopt_long(argc, argv, "hV", lopts, NULL)) != -1) {
         switch (c) {
         case 'j': json = true; break;
