@@ -75,17 +75,27 @@ static void resolve_sigaction(void)
     real_sigaction_fn = (sigaction_fn)dlsym(RTLD_NEXT, "sigaction");
 }
 
+/* Our lines land in the middle of the program's stderr: they say who
+ * writes them (rec-start's sampler, or libsampler linked by the program)
+ * and in which process, and are exactly one line each, written at once,
+ * whatever the paths or values they quote hold. */
 void recs__warn(const char *fmt, ...)
 {
     char buf[512];
     va_list ap;
-    int n = snprintf(buf, sizeof buf, "rec: ");
+    int n = snprintf(buf, sizeof buf, "%s (pid %d): ",
+                     recs_g.preloaded ? "rec-start: sampler" : "libsampler",
+                     (int)getpid());
+    int head = n;
 
     va_start(ap, fmt);
     n += vsnprintf(buf + n, sizeof buf - (size_t)n - 1, fmt, ap);
     va_end(ap);
     if (n > (int)sizeof buf - 2)
         n = (int)sizeof buf - 2;
+    for (int i = head; i < n; i++)
+        if ((unsigned char)buf[i] < 0x20 || buf[i] == 0x7f)
+            buf[i] = '?';
     buf[n++] = '\n';
     /* stderr only: the program's stdout must stay untouched. */
     while (write(STDERR_FILENO, buf, (size_t)n) < 0 && errno == EINTR)

@@ -144,6 +144,8 @@ typedef struct recs_global {
     pthread_t sampler;
     bool sampler_started;
     _Atomic int quit;
+    bool preloaded;                /* by rec-start (LD_PRELOAD, REC_OUTPUT):
+                                      names our messages */
     bool exiting;                  /* the session ends with the process:
                                       its threads end, no snapshot */
     sem_t wake;

@@ -469,6 +469,7 @@ static void recs_preload_init(void)
 
     if (!out || !*out)
         return;               /* linked, not preloaded by rec-start */
+    recs_g.preloaded = true;
     if ((v = getenv("REC_FOLLOW_CHILDREN")) && *v &&
         recs_parse_bool(v, &follow) < 0) {
         recs__warn("invalid REC_FOLLOW_CHILDREN=%s; not recording", v);

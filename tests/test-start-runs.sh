@@ -66,4 +66,31 @@ grep -q "\"commandLine\":\"$WORKLOADS/budget\"" b.nd && ! grep -q -- '-s 0.02' b
 ok $? "--no-command-line: the program's name only"
 [ $? -eq 0 ] || diag_file b.nd
 "$REC_START" --help | grep -q -- '--no-command-line'; ok $? "--help lists --no-command-line"
+
+# Threads that end with the process are not "still running".
+"$REC_START" -q -o demo.rec "$WORKLOADS/demo" 0.1 > /dev/null 2>&1
+"$REC_CPU" demo.rec > demo.txt 2> /dev/null
+if grep -q 'still running' demo.txt; then r=1; else r=0; fi
+ok $r "rec-cpu: no thread of an exited program is 'still running'"
+[ $r -eq 0 ] || diag_file demo.txt
+
+# Small mistakes: an output that is a directory, an out-of-range rate, a
+# script without "#!", the sampler's own messages.
+"$REC_START" -o "$TMP" true > /dev/null 2> err; st=$?
+expect_status 1 "-o DIR: refused"
+grep -q 'is a directory' err && ! grep -q 'exists' err; ok $? "-o DIR: says it is a directory"
+"$REC_START" -t 1000000000/s true > /dev/null 2> err; st=$?
+expect_status 2 "-t 1000000000/s: refused like -t 5us"
+grep -q 'periods range from 10us to 10s' err; ok $? "-t 1000000000/s: says why"
+"$REC_START" -t 5us true > /dev/null 2> err; st=$?
+expect_status 2 "-t 5us: refused"
+printf 'echo "plain script: $1"\n' > plain.sh
+chmod +x plain.sh
+"$REC_START" -q -o plain.rec ./plain.sh arg > out 2> err; st=$?
+expect_status 0 "a script without #!: run by /bin/sh"
+grep -qx 'plain script: arg' out; ok $? "a script without #!: its output"
+REC_QUEUE_CAPACITY="$(printf '1\nx')" "$REC_START" -q -o q.rec true > /dev/null 2> err
+grep -q '^rec-start: sampler (pid [0-9]*): invalid REC_QUEUE_CAPACITY=1?x; not recording$' err
+ok $? "the sampler's warning: named, one line"
+[ $? -eq 0 ] || diag_file err
 done_testing

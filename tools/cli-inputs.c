@@ -159,7 +159,7 @@ void cli_chunk_order_error(const char *prog, const char *path,
 /* The access mode of /proc/PID/fdinfo/FD; -1 if unknown. */
 static int fd_access(const char *pid, const char *fd)
 {
-    char p[300], line[128];
+    char p[600], line[128];
     snprintf(p, sizeof p, "/proc/%s/fdinfo/%s", pid, fd);
     FILE *f = fopen(p, "r");
     int mode = -1;

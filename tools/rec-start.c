@@ -125,6 +125,26 @@ static int parse_args(int argc, char **argv, struct opts *o)
             if (recs_parse_throttle(optarg, &t) < 0)
                 return fail_usage("invalid throttle '%s' (10ms, 500us, 500/s; "
                                   "periods from 10us to 10s)", optarg);
+            if (t.is_rate) {
+                /* A rate is a per-thread period over the CPUs: one out of
+                 * range is refused like such a period, not clamped. */
+                long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+                double p = (ncpu > 0 ? (double)ncpu : 1.0) * 1e9 /
+                           t.rate_per_s;
+                if (!(p >= RECS_MIN_PERIOD_NS && p <= RECS_MAX_PERIOD_NS)) {
+                    char why[200];
+                    snprintf(why, sizeof why, "throttle '%s' is a period of "
+                             "%.3g %s per thread on %ld CPUs: periods range "
+                             "from 10us to 10s (%.6g/s to %.6g/s here)",
+                             optarg, p >= 1e9 ? p / 1e9 : p / 1e3,
+                             p >= 1e9 ? "s" : "us", ncpu > 0 ? ncpu : 1,
+                             (ncpu > 0 ? (double)ncpu : 1.0) * 1e9 /
+                             RECS_MAX_PERIOD_NS,
+                             (ncpu > 0 ? (double)ncpu : 1.0) * 1e9 /
+                             RECS_MIN_PERIOD_NS);
+                    return fail_usage("%s", why);
+                }
+            }
             o->throttle = optarg;
             break;
         case 'd':
@@ -455,6 +475,22 @@ static void run_child(const struct opts *o, const char *lib, const char *path,
     if (child_env(o, output, lib) == 0) {
         execv(path, args);
         e = errno;
+        if (e == ENOEXEC) {
+            /* A script without "#!": run by /bin/sh, as execvp() and
+             * shells do. */
+            size_t n = 0;
+            while (args[n])
+                n++;
+            char **sh = calloc(n + 2, sizeof *sh);
+            if (sh) {
+                sh[0] = (char *)"/bin/sh";
+                sh[1] = (char *)path;
+                for (size_t i = 1; i < n; i++)
+                    sh[i + 1] = args[i];
+                execv("/bin/sh", sh);
+                e = errno;
+            }
+        }
     }
     if (write(err, &e, sizeof e) < 0)
         _exit(127);
