@@ -178,6 +178,15 @@ static int spread(cpu_model *m, cpu_thread *t, uint64_t ts, uint64_t period)
 {
     uint64_t I = m->opt.interval_ns;
     uint64_t floor = m->lo_ns > m->origin_ns ? m->lo_ns : m->origin_ns;
+    /* Nor before the thread's previous sample: one thread's CPU time cannot
+     * pass faster than wall time, and the CPU time before that sample is
+     * that sample's. An absurd period (a damaged or crafted file) then
+     * shows as absurd percentages in a few intervals instead of filling
+     * millions of them. */
+    if (t->last_sample_ns > floor && t->last_sample_ns <= ts)
+        floor = t->last_sample_ns;
+    if (ts > t->last_sample_ns)
+        t->last_sample_ns = ts;
     uint64_t end = ts > floor ? ts : floor;
     uint64_t beg = end - floor >= period ? end - period : floor;
     int64_t k0 = (int64_t)((beg - m->origin_ns) / I);

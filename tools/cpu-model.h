@@ -129,6 +129,8 @@ typedef struct cpu_thread {
     uint64_t measured_ns;
     bool measured_known;
 
+    uint64_t last_sample_ns;    /* latest sample spread (0: none yet) */
+
     /* Timeline: iv[k] = ns of CPU in interval iv_lo + k. */
     uint64_t *iv;
     int64_t iv_lo;
