@@ -150,6 +150,7 @@ rec_id recs__thread_ref(recs_thread *t, bool refresh)
 {
     char path[64], name[32];
     uint64_t now;
+    ssize_t n;
 
     if (t->ended) {
         if (!t->ref || strcmp(t->ref_name, t->name)) {
@@ -163,9 +164,12 @@ rec_id recs__thread_ref(recs_thread *t, bool refresh)
         return t->ref;
     t->ref_checked_ns = now;
     snprintf(path, sizeof path, "/proc/self/task/%d/comm", (int)t->tid);
-    if (read_small(path, name, sizeof name) <= 0)
+    n = read_small(path, name, sizeof name);
+    if (n <= 0)
         name[0] = '\0';
-    name[strcspn(name, "\n")] = '\0';
+    else if (name[n - 1] == '\n')
+        name[n - 1] = '\0';  /* the kernel's; a name may hold others, kept
+                                 as PR_GET_NAME gives them at the end */
     if (t->ref && !strncmp(name, t->ref_name, sizeof t->ref_name))
         return t->ref;
     snprintf(t->ref_name, sizeof t->ref_name, "%s", name);

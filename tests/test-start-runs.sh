@@ -74,6 +74,17 @@ if grep -q 'still running' demo.txt; then r=1; else r=0; fi
 ok $r "rec-cpu: no thread of an exited program is 'still running'"
 [ $r -eq 0 ] || diag_file demo.txt
 
+# A thread name with a newline is the same in every event of the thread,
+# so --threads finds all its samples.
+"$REC_START" -q -o nl.rec "$WORKLOADS/budget" -s 0.05 -n "$(printf 'two\nlines')" \
+    > /dev/null 2>&1
+tid=$("$REC_DUMP" --ndjson --events ThreadEnd nl.rec |
+      sed -n 's/.*"osThreadId":\([0-9]*\),"name":"two\\nlines".*/\1/p' | head -n 1)
+by_tid=$("$REC_DUMP" --ndjson --events CPUTimeSample --threads "${tid:-0}" nl.rec | wc -l)
+by_name=$("$REC_DUMP" --ndjson --events CPUTimeSample --threads 'two?lines' nl.rec | wc -l)
+test -n "$tid" && test "$by_tid" -gt 0 && test "$by_name" -eq "$by_tid"
+ok $? "a name with a newline: --threads by name finds all $by_tid samples ($by_name)"
+
 # Small mistakes: an output that is a directory, an out-of-range rate, a
 # script without "#!", the sampler's own messages.
 "$REC_START" -o "$TMP" true > /dev/null 2> err; st=$?
