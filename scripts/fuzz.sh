@@ -6,7 +6,7 @@
 #   scripts/fuzz.sh [-b BUILDDIR] [-j JOBS] MINUTES [TARGET...]
 #
 # TARGET: reader, dump, summary, cpu (default: all, one after the other;
-# JOBS libFuzzer workers each, default 1). The growing corpus is kept in
+# JOBS libFuzzer worker processes each, default 1). The growing corpus is kept in
 # BUILDDIR/fuzz-corpus/TARGET, crashes go to BUILDDIR/fuzz-findings/TARGET:
 # copy each one, reduced, to tests/data/fuzz/TARGET/ so that make check
 # replays it. Prints the executions of each target at the end.
@@ -44,23 +44,18 @@ for t in $targets; do
     mkdir -p "$corpus" "$findings"
     seeds="$srcdir/tests/data/golden $srcdir/tests/data/cpu $srcdir/tests/data/corpus"
     [ -d "$srcdir/tests/data/fuzz/$t" ] && seeds="$seeds $srcdir/tests/data/fuzz/$t"
-    # -close_fd_mask=2: the tools' error lines are expected, not findings
-    # (libFuzzer and the sanitizers keep their own copy of stderr).
+    # -fork: workers in child processes, so that a finding (saved in
+    # $findings) does not end the run; -close_fd_mask=2: the tools' error
+    # lines are expected, not findings.
     # shellcheck disable=SC2086
     (cd "$findings" && ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 \
-    "$bin" -max_total_time=$((minutes * 60)) -timeout=20 -rss_limit_mb=2048 \
-        -max_len=65536 -close_fd_mask=2 -print_final_stats=1 \
-        -jobs="$jobs" -workers="$jobs" \
+    "$bin" -fork="$jobs" -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 \
+        -max_total_time=$((minutes * 60)) -timeout=60 -rss_limit_mb=2048 \
+        -max_len=65536 -close_fd_mask=2 \
         -artifact_prefix="$findings/" "$corpus" $seeds) > "$log" 2>&1 || true
-    # With -jobs, each worker logs to fuzz-N.log in the current directory.
-    execs=0
-    for l in "$log" "$findings"/fuzz-*.log; do
-        [ -f "$l" ] || continue
-        n=$(sed -n 's/^stat::number_of_executed_units: *//p' "$l" | \
-            awk '{s += $1} END {print s + 0}')
-        execs=$((execs + n))
-        [ "$l" = "$log" ] || { cat "$l" >> "$log"; rm -f "$l"; }
-    done
+    # The fork driver's status lines: "#EXECS: cov: ... time: ...".
+    execs=$(sed -n 's/^#\([0-9][0-9]*\): cov:.*/\1/p' "$log" | tail -n 1)
+    execs=${execs:-0}
     crashes=$(find "$findings" -maxdepth 1 -type f \
               \( -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' \
                  -o -name 'oom-*' \) | wc -l)
