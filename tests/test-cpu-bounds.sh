@@ -16,11 +16,21 @@ for mode in "" --csv --json; do
     grep -q 'use a longer --interval' "$T/e"
     ok $? "--interval 100ms ${mode:-(text)}: says to use a longer --interval"
 done
+# Pictures merge intervals to at most one column per pixel: bounded.
 for pic in svg html; do
     "$REC_CPU" --$pic "$T/p.$pic" "$T/spread.rec" > /dev/null 2> "$T/e"
-    ok $(( $? != 1 )) "--$pic (100 ms intervals): exit 1"
-    grep -q 'use a longer --interval' "$T/e"; ok $? "--$pic: says why"
+    ok $? "--$pic (100 ms intervals): exit 0"
+    size=$(wc -c < "$T/p.$pic")
+    ok $(( size > 100000 )) "--$pic: bounded ($size bytes)"
 done
+# One thread whose samples are far apart is the same case.
+"$MKCPU" idle "$T/idle.rec" || exit 99
+{ "$REC_CPU" --csv --interval 10ms "$T/idle.rec" 2> "$T/e"; \
+  echo $? > "$T/st"; } | head -c 2000000 > "$T/o"
+ok $(( $(cat "$T/st") != 1 )) "one thread, samples 1000 s apart, 10 ms: exit 1"
+grep -q 'use a longer --interval' "$T/e"; ok $? "one thread: says why"
+"$REC_CPU" --csv --interval 1s "$T/idle.rec" > /dev/null 2> "$T/e"
+ok $? "one thread, 1 s intervals: exit 0"
 # A long enough interval shows both threads.
 "$REC_CPU" --csv --interval 1000s "$T/spread.rec" > "$T/ok.csv" 2> "$T/e"
 ok $? "--interval 1000s: exit 0"

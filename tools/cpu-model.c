@@ -413,61 +413,39 @@ cpu_thread **cpu_model_selected(const cpu_model *m, size_t *n)
     return v;
 }
 
-static int cmp_range(const void *a, const void *b)
-{
-    const int64_t *x = a, *y = b;
-    return x[0] < y[0] ? -1 : x[0] > y[0];
-}
-
 /* The timeline outputs are dense grids (a row per interval from the first
- * used to the last, a column per thread): between threads that ran far
- * apart (recordings of different runs, or a crafted file with two samples
- * days apart) that grid is mostly empty and may be huge. Allow gaps up to
- * a few times what the threads' own spans hold, and a grid no bigger than
- * the counters the model may hold, so that what is printed stays in
- * proportion to what the recordings hold. */
+ * used to the last, a column per thread): when the samples are far apart
+ * (threads or recordings of different runs, a thread idle for hours, a
+ * crafted file with two samples days apart) that grid is mostly empty and
+ * may be huge. Allow a few empty intervals per non-empty one, and a grid no
+ * bigger than the counters the model may hold, so that what is printed
+ * stays in proportion to what the recordings hold. */
 int cpu_model_timeline_check(const cpu_model *m)
 {
     size_t n;
     cpu_thread **v = cpu_model_selected(m, &n);
-    int64_t (*r)[2] = malloc((n + 1) * sizeof *r);
-    size_t nr = 0;
-    int rc = 0;
-    if (!v || !r) {
-        rc = REC_ENOMEM;
-        goto out;
-    }
+    if (!v)
+        return REC_ENOMEM;
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    uint64_t used = 0;      /* non-empty cells: at least the non-empty rows */
     for (size_t i = 0; i < n; i++) {
-        if (v[i]->iv_min > v[i]->iv_max)
+        const cpu_thread *t = v[i];
+        if (t->iv_min > t->iv_max)
             continue;
-        r[nr][0] = v[i]->iv_min;
-        r[nr][1] = v[i]->iv_max;
-        nr++;
+        if (t->iv_min < lo)
+            lo = t->iv_min;
+        if (t->iv_max > hi)
+            hi = t->iv_max;
+        for (size_t k = 0; k < t->iv_n; k++)
+            used += t->iv[k] != 0;
     }
-    if (!nr)
-        goto out;
-    qsort(r, nr, sizeof *r, cmp_range);
-    /* used: intervals covered by at least one thread's span */
-    uint64_t used = 0;
-    int64_t lo = r[0][0], hi = r[0][1], cur_lo = lo, cur_hi = hi;
-    for (size_t i = 1; i < nr; i++) {
-        if (r[i][0] > cur_hi + 1) {
-            used += (uint64_t)(cur_hi - cur_lo) + 1;
-            cur_lo = r[i][0];
-        }
-        if (r[i][1] > cur_hi)
-            cur_hi = r[i][1];
-        if (r[i][1] > hi)
-            hi = r[i][1];
-    }
-    used += (uint64_t)(cur_hi - cur_lo) + 1;
+    free(v);
+    if (lo > hi)
+        return 0;
     uint64_t span = (uint64_t)(hi - lo) + 1;
     if (span > 4 * used + CPU_MAX_GAP || span > CPU_MAX_CELLS / n)
-        rc = REC_ETOOBIG;
-out:
-    free(r);
-    free(v);
-    return rc;
+        return REC_ETOOBIG;
+    return 0;
 }
 
 uint64_t cpu_model_process_sampled(const cpu_model *m, uint64_t pid)

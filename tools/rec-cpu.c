@@ -263,12 +263,14 @@ int main(int argc, char **argv)
                     "recordings\n", prog);
         free(sel);
     }
-    if (copt.interval_ns) {
+    /* Pictures merge intervals into at most a column per pixel: only the
+     * printed timeline is a dense grid to bound. */
+    if (o.cpu.interval_ns) {
         int rc = cpu_model_timeline_check(&m);
         if (rc < 0) {
             cli_error(prog, rc == REC_ETOOBIG
                       ? "too many intervals: use a longer --interval (the "
-                        "threads ran far apart, the timeline would be "
+                        "samples are far apart: the timeline would be "
                         "mostly empty)" : "out of memory");
             status = CLI_EXIT_DATA;
             goto done;
