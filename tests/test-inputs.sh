@@ -29,6 +29,9 @@ for opt in --html --svg -o; do
     expect_status 2 "rec-cpu $opt HARDLINK-OF-INPUT: refused"
     intact "rec-cpu $opt"
 done
+"$REC_CPU" --svg out.html --html out.html app.rec > /dev/null 2> "$TMP/err"; st=$?
+expect_status 2 "rec-cpu --svg F --html F: refused"
+test ! -e out.html; ok $? "rec-cpu --svg F --html F: nothing written"
 "$REC_SUMMARY" app.rec >> app.rec 2> "$TMP/err"; st=$?
 expect_status 2 "rec-summary INPUT >> INPUT: refused"
 intact "rec-summary >> input"

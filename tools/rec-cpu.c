@@ -145,6 +145,16 @@ static int parse_args(int argc, char **argv, struct opts *o)
         cli_error(prog, "--svg - and --html - both want standard output");
         return -1;
     }
+    /* Two outputs into one file: the second would silently replace the
+     * first (same name here; links are the first write's business). */
+    const char *outs[] = { o->svg, o->html, o->output };
+    for (int i = 0; i < 3; i++)
+        for (int j = i + 1; j < 3; j++)
+            if (outs[i] && outs[j] && strcmp(outs[i], "-") != 0 &&
+                strcmp(outs[i], outs[j]) == 0) {
+                cli_error(prog, "%s is named for two outputs", outs[i]);
+                return -1;
+            }
     o->cpu.filter = o->threads;
     return 0;
 }

@@ -343,7 +343,8 @@ static int check_event_names(const struct opts *o, char *const *in, int n)
                 continue;
             any_schema = true;
             if (i == 0) {
-                cli_buf_adds(&names, names.len ? ", " : "");
+                if (names.len)
+                    cli_buf_adds(&names, ", ");
                 cli_buf_adds(&names, name);
             }
             for (size_t p = 0; p < np; p++)
