@@ -1,9 +1,9 @@
-/* tests/test-cli-common.c - tools/common.c: parsing, globs, JSON text. */
+/* tests/test-cli-common.c - tools/cli/cli.c: parsing, globs, JSON text. */
 #include <config.h>
 
 #include <string.h>
 
-#include "common.h"
+#include "cli.h"
 #include "tap.h"
 
 static void dur(const char *s, int rc, uint64_t want)

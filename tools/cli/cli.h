@@ -1,7 +1,7 @@
 /*
- * tools/common.h - helpers shared by the rec command-line tools
- * (rec-dump, rec-summary, rec-cpu): tools/common.c and tools/cli-opts.c,
- * linked as tools/libreccli.la.
+ * tools/cli/cli.h - helpers shared by the rec command-line tools
+ * (rec-dump, rec-summary, rec-cpu): tools/cli/cli.c and tools/cli/cli-opts.c,
+ * linked as tools/cli/libreccli.la.
  *
  * Stable API: other tools build on it, so only add to it. Functions that
  * can fail return 0 on success and -1 on a parse error (nothing printed;

@@ -1,5 +1,5 @@
 /*
- * tools/cpu-read.c - decode a recording's events for rec-cpu.
+ * tools/cpu/cpu-read.c - decode a recording's events for rec-cpu.
  *
  * Field lookups are driven by the metadata of each chunk: indexes are
  * resolved by name once per type pointer. Type, thread and stack pointers

@@ -1,5 +1,5 @@
 /*
- * tools/cpu-table.c - rec-cpu's text, CSV and JSON reports.
+ * tools/cpu/cpu-table.c - rec-cpu's text, CSV and JSON reports.
  */
 #include "config.h"
 

@@ -1,5 +1,5 @@
 /*
- * tools/rec-summary.c - what a recording holds: chunks, time span, events
+ * tools/summary/rec-summary.c - what a recording holds: chunks, time span, events
  * per type, and CPU-time sampling statistics per thread (the figures of
  * `jfr summary` and `jfr view cpu-time-statistics`). See rec-summary(1).
  */
@@ -13,7 +13,7 @@
 
 #include <jansson.h>
 
-#include "common.h"
+#include "cli.h"
 
 static const char prog[] = "rec-summary";
 

@@ -1,5 +1,5 @@
 /*
- * tools/cpu-model.h - rec-cpu's model: per-thread CPU accounting built from
+ * tools/cpu/cpu-model.h - rec-cpu's model: per-thread CPU accounting built from
  * the samples, the lost-sample events and the kernel's own figures.
  *
  * Memory is bounded by the number of threads, intervals and distinct
@@ -14,7 +14,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "common.h"
+#include "cli.h"
 
 /* ---- small hash maps (cpu-map.c) ---------------------------------- */
 

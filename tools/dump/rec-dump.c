@@ -1,5 +1,5 @@
 /*
- * tools/rec-dump.c - print the events of rec recordings as JSON.
+ * tools/dump/rec-dump.c - print the events of rec recordings as JSON.
  * See man/rec-dump.1 for the output contract.
  */
 #include <config.h>
@@ -11,7 +11,7 @@
 
 #include <jansson.h>
 
-#include "common.h"
+#include "cli.h"
 #include "dump-render.h"
 
 static const char prog[] = "rec-dump";

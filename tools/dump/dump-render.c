@@ -1,5 +1,5 @@
 /*
- * tools/dump-render.c - schema-driven JSON rendering of events.
+ * tools/dump/dump-render.c - schema-driven JSON rendering of events.
  *
  * Rules (the NDJSON contract of rec-dump(1)):
  *  - an event is {"type": <name>, "startTime": <ns since the epoch>, then

@@ -1,5 +1,5 @@
 /*
- * tools/start-check.c - what rec-start verifies before it runs anything:
+ * tools/start/start-check.c - what rec-start verifies before it runs anything:
  * the program can be found and executed, and LD_PRELOAD will apply to it.
  */
 #include "config.h"

@@ -1,5 +1,5 @@
 /*
- * tools/rec-start.c - run a program with the CPU-time sampler preloaded.
+ * tools/start/rec-start.c - run a program with the CPU-time sampler preloaded.
  *
  *   rec-start [options] [--] PROGRAM [ARGS...]
  *

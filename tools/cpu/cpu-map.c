@@ -1,5 +1,5 @@
 /*
- * tools/cpu-map.c - the small hash tables rec-cpu folds events into.
+ * tools/cpu/cpu-map.c - the small hash tables rec-cpu folds events into.
  */
 #include "config.h"
 

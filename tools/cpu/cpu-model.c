@@ -1,5 +1,5 @@
 /*
- * tools/cpu-model.c - fold CPU events into per-thread figures.
+ * tools/cpu/cpu-model.c - fold CPU events into per-thread figures.
  *
  * Everything here is independent of the reader: cpu-read.c decodes events
  * and calls these functions with plain numbers, which keeps the accounting

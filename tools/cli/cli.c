@@ -1,9 +1,9 @@
 /*
- * tools/common.c - helpers shared by the rec command-line tools.
+ * tools/cli/cli.c - helpers shared by the rec command-line tools.
  */
 #include <config.h>
 
-#include "common.h"
+#include "cli.h"
 
 #include <errno.h>
 #include <inttypes.h>

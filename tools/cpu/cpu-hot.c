@@ -1,5 +1,5 @@
 /*
- * tools/cpu-hot.c - hot functions: self and total CPU time per function,
+ * tools/cpu/cpu-hot.c - hot functions: self and total CPU time per function,
  * weighted by each sample's samplingPeriod (overrun samples stand for
  * several periods, so counting samples would under-weight them).
  */
