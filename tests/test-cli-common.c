@@ -58,7 +58,13 @@ int main(void)
     dur("", -1, 0);
     dur("ms", -1, 0);
     dur("1.s", -1, 0);
-    dur("10 ms", -1, 0);
+    /* The grammar rec-start reads --throttle and --flush-interval with. */
+    dur("10 ms", 0, 10000000);
+    dur("0.1s", 0, 100000000);
+    dur("2min", 0, 120000000000ull);
+    dur("3\xc2\xb5s", 0, 3000);
+    dur("1.0000000019s", 0, 1000000001);
+    dur("10 m s", -1, 0);
     dur("-1s", -1, 0);
     dur("99999999999999999999s", -1, 0);
     dur("18446744073709551615h", -1, 0);

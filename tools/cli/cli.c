@@ -4,6 +4,7 @@
 #include <config.h>
 
 #include "cli.h"
+#include "throttle.h"   /* recs_parse_duration: the shared grammar */
 
 #include <errno.h>
 #include <inttypes.h>
@@ -133,62 +134,10 @@ static int parse_fraction(const char **sp, uint64_t *frac_e9)
     return 0;
 }
 
-/* Parse "<int>[.<frac>]" at *sp: integer part and the fraction scaled to
- * 1e9 (digits past the ninth are dropped). */
-static int parse_decimal(const char **sp, uint64_t *ip, uint64_t *frac_e9)
-{
-    const char *s = *sp;
-    uint64_t v = 0, f = 0;
-    int nd = 0;
-    for (; *s >= '0' && *s <= '9'; s++, nd++) {
-        unsigned d = (unsigned)(*s - '0');
-        if (v > (UINT64_MAX - d) / 10)
-            return -1;
-        v = v * 10 + d;
-    }
-    bool has_frac = *s == '.';
-    if (has_frac && parse_fraction(&s, &f) < 0)
-        return -1;
-    if (nd == 0 && !has_frac)
-        return -1;
-    *sp = s;
-    *ip = v;
-    *frac_e9 = f;
-    return 0;
-}
-
+/* The grammar shared with rec-start and the sampler (throttle.h). */
 int cli_parse_duration(const char *s, uint64_t *ns)
 {
-    static const struct { const char *name; uint64_t ns; } units[] = {
-        { "ns", 1 }, { "us", 1000 }, { "\xc2\xb5s", 1000 },
-        { "ms", 1000000 }, { "s", 1000000000 }, { "m", 60000000000ull },
-        { "min", 60000000000ull }, { "h", 3600000000000ull },
-    };
-    uint64_t ip, frac;
-    if (!s || parse_decimal(&s, &ip, &frac) < 0)
-        return -1;
-    if (*s == '\0') {
-        if (ip == 0 && frac == 0) {
-            *ns = 0;
-            return 0;
-        }
-        return -1;
-    }
-    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
-        if (strcmp(s, units[i].name) != 0)
-            continue;
-        uint64_t u = units[i].ns;
-        if (ip > UINT64_MAX / u)
-            return -1;
-        uint64_t v = ip * u;
-        /* frac is in 1e-9 units of u */
-        uint64_t fv = (uint64_t)((unsigned __int128)frac * u / 1000000000u);
-        if (v > UINT64_MAX - fv)
-            return -1;
-        *ns = v + fv;
-        return 0;
-    }
-    return -1;
+    return recs_parse_duration(s, ns) < 0 ? -1 : 0;
 }
 
 /* Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant). */
