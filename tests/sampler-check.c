@@ -1,5 +1,5 @@
 /*
- * tests/sampler-check.c - summarize a recording made by librecsampler for
+ * tests/sampler-check.c - summarize a recording made by libsampler for
  * the sampler tests, and check its CPU-time accounting.
  *
  *   sampler-check [--accounting SLACK_NS [--percent P]] [--pid PID] FILE

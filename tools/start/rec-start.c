@@ -31,7 +31,7 @@
 #include <unistd.h>
 
 #ifndef REC_SAMPLER_INSTALLED
-#define REC_SAMPLER_INSTALLED "/usr/local/lib/librecsampler.so"
+#define REC_SAMPLER_INSTALLED "/usr/local/lib/libsampler.so"
 #endif
 #ifndef REC_SAMPLER_BUILD
 #define REC_SAMPLER_BUILD ""
