@@ -5,9 +5,7 @@
  * stacks.c), CPUTimeSampleLost per reason, ThreadEnd. Runs with drain_lock
  * held, in the sampler thread, in recs_drain() or at the end of a session.
  */
-#ifdef HAVE_CONFIG_H
-#include "config.h"
-#endif
+#include <config.h>
 #include "internal.h"
 #include "symbols.h"
 

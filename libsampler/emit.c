@@ -3,9 +3,7 @@
  * samples: settings, process and CPU information, Thread pool entries.
  * Called with drain_lock held.
  */
-#ifdef HAVE_CONFIG_H
-#include "config.h"
-#endif
+#include <config.h>
 #include "internal.h"
 
 #include <fcntl.h>

@@ -1,9 +1,7 @@
 /*
  * libsampler/fpwalk.c - bounds-checked frame-pointer walk (see fpwalk.h).
  */
-#ifdef HAVE_CONFIG_H
-#include "config.h"
-#endif
+#include <config.h>
 #include "fpwalk.h"
 
 /* Signal-safe. */

@@ -19,9 +19,7 @@
  * action, so the exit status is unchanged. A program that installs its own
  * handler for them later simply replaces ours.
  */
-#ifdef HAVE_CONFIG_H
-#include "config.h"
-#endif
+#include <config.h>
 #include "internal.h"
 #include "fpwalk.h"
 

@@ -17,9 +17,7 @@
  *     parent's memory until they exec: the exec wrappers see getpid() differ
  *     from the recording's pid and leave everything alone.
  */
-#ifdef HAVE_CONFIG_H
-#include "config.h"
-#endif
+#include <config.h>
 #include "internal.h"
 
 #include <alloca.h>

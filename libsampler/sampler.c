@@ -8,9 +8,7 @@
  * reg_lock (the thread lists; short sections only, never held while
  * symbolizing). The signal handler takes none of them.
  */
-#ifdef HAVE_CONFIG_H
-#include "config.h"
-#endif
+#include <config.h>
 #include "internal.h"
 #include "symbols.h"
 

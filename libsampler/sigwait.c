@@ -14,9 +14,7 @@
  * (warned once); the signal stays pending in the thread that blocks it,
  * and is accounted when that thread ends or the recording stops.
  */
-#ifdef HAVE_CONFIG_H
-#include "config.h"
-#endif
+#include <config.h>
 #include "internal.h"
 
 #include <dlfcn.h>

@@ -12,9 +12,7 @@
  *   - identical raw stacks are looked up in a cache so that each is
  *     symbolized once.
  */
-#ifdef HAVE_CONFIG_H
-#include "config.h"
-#endif
+#include <config.h>
 #include "internal.h"
 #include "symbols.h"
 #include "format.h"

@@ -4,7 +4,7 @@
  * function's return address is at the sampled pc (symbols.h,
  * recs__symbols_leaf_return). The caller holds the recs__symbols mutex.
  */
-#include "config.h"
+#include <config.h>
 #include "sym-internal.h"
 
 #include <dwarf.h>

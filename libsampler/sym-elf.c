@@ -7,7 +7,7 @@
  * tables. The caller holds the recs__symbols mutex: libdw handles are not
  * shared between threads otherwise.
  */
-#include "config.h"
+#include <config.h>
 #include "sym-internal.h"
 
 #include <dwarf.h>

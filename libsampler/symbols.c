@@ -10,7 +10,7 @@
  * the loader's" against a dlopen constructor that might call into the
  * sampler.
  */
-#include "config.h"
+#include <config.h>
 #include "sym-internal.h"
 
 #include <dlfcn.h>

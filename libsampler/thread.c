@@ -33,9 +33,7 @@
  * recs__g.inflight after its add, and the stopper's seq_cst load of 0,
  * order it), and at a re-arm with an atomic exchange (see rearm()).
  */
-#ifdef HAVE_CONFIG_H
-#include "config.h"
-#endif
+#include <config.h>
 #include "internal.h"
 
 #include <errno.h>

@@ -2,9 +2,7 @@
  * libsampler/throttle.c - parsing of the sampler's settings; libc only so
  * that rec-start can compile it in (see throttle.h).
  */
-#ifdef HAVE_CONFIG_H
-#include "config.h"
-#endif
+#include <config.h>
 #include "throttle.h"
 
 #include <ctype.h>

@@ -10,9 +10,7 @@
  * at every drain (a thread that ends keeps its last reading) and at the
  * end. All under drain_lock.
  */
-#ifdef HAVE_CONFIG_H
-#include "config.h"
-#endif
+#include <config.h>
 #include "internal.h"
 
 #include <dirent.h>

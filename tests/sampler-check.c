@@ -26,9 +26,7 @@
  * exits 1 otherwise.
  * Exit 2 if the file cannot be read to its end.
  */
-#ifdef HAVE_CONFIG_H
-#include "config.h"
-#endif
+#include <config.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -4,9 +4,7 @@
  * its tri-state lock (queue.h), the frame-pointer walker on a fake stack
  * (fpwalk.c).
  */
-#ifdef HAVE_CONFIG_H
-#include "config.h"
-#endif
+#include <config.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>

@@ -7,7 +7,7 @@
  * recording, referenced by events, read back with the reader.
  * Timings are printed as diagnostics (no timed assertions).
  */
-#include "config.h"
+#include <config.h>
 #include "symbols.h"
 #include "tap.h"
 

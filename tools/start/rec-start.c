@@ -9,7 +9,7 @@
  * stdout and stderr untouched; its exit status becomes ours, and a death by
  * signal is passed on by dying of the same signal (see man rec-start).
  */
-#include "config.h"
+#include <config.h>
 #include "start.h"
 #include "throttle.h"
 
