@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -681,4 +682,22 @@ void recs_get_stats(recs_stats *st)
     st->timer_failures = atomic_load(&recs__g.timer_failures);
     st->threads = atomic_load(&recs__g.threads_seen);
     pthread_mutex_unlock(&recs__g.drain_lock);
+}
+
+/* One line on stderr, "rec: " first; never the program's stdout. */
+void recs__warn(const char *fmt, ...)
+{
+    char buf[512];
+    va_list ap;
+    int n = snprintf(buf, sizeof buf, "rec: ");
+
+    va_start(ap, fmt);
+    n += vsnprintf(buf + n, sizeof buf - (size_t)n - 1, fmt, ap);
+    va_end(ap);
+    if (n > (int)sizeof buf - 2)
+        n = (int)sizeof buf - 2;
+    buf[n++] = '\n';
+    /* stderr only: the program's stdout must stay untouched. */
+    while (write(STDERR_FILENO, buf, (size_t)n) < 0 && errno == EINTR)
+        ;
 }
