@@ -16,6 +16,7 @@
  *               sees for the signals rec uses
  *   sampler.c   start/stop of a recording, the sampler thread, REC_* options
  *   throttle.c  the period grammar ("10ms", "500/s") and the rate rule
+ *   recenv.h    the REC_* environment shared with rec-start
  * Turning requests into events (sampler thread, drain_lock held):
  *   drain.c     queues and lost counters -> ThreadStart, CPUTimeSample,
  *               CPUTimeSampleLost, ThreadEnd

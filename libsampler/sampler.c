@@ -10,6 +10,7 @@
  */
 #include <config.h>
 #include "internal.h"
+#include "recenv.h"
 #include "symbols.h"
 
 #include <errno.h>
@@ -102,47 +103,47 @@ int recs__config_from_env(recs__config *cfg, char *err, size_t errlen)
     int sig;
 
     recs_options_init(&o);
-    o.output = getenv("REC_OUTPUT");
+    o.output = getenv(REC_ENV_OUTPUT);
     o.overwrite = true;   /* rec-start decided whether the file may go */
 #define BAD(name) do { snprintf(err, errlen, "invalid %s=%s", name, v); \
                        return REC_EINVAL; } while (0)
-    if ((v = getenv("REC_THROTTLE")) && *v)
+    if ((v = getenv(REC_ENV_THROTTLE)) && *v)
         o.throttle = v;
-    if ((v = getenv("REC_STACK_DEPTH")) && *v) {
+    if ((v = getenv(REC_ENV_STACK_DEPTH)) && *v) {
         if (recs__parse_uint(v, 1, RECS_MAX_DEPTH, &n) < 0)
-            BAD("REC_STACK_DEPTH");
+            BAD(REC_ENV_STACK_DEPTH);
         o.stack_depth = (unsigned)n;
     }
-    if ((v = getenv("REC_MAX_CHUNK_SIZE")) && *v) {
+    if ((v = getenv(REC_ENV_MAX_CHUNK_SIZE)) && *v) {
         if (recs__parse_size(v, &n) < 0 || n < 4096)
-            BAD("REC_MAX_CHUNK_SIZE");
+            BAD(REC_ENV_MAX_CHUNK_SIZE);
         o.max_chunk_bytes = n;
     }
-    if ((v = getenv("REC_FLUSH_INTERVAL")) && *v) {
+    if ((v = getenv(REC_ENV_FLUSH_INTERVAL)) && *v) {
         if (recs__parse_duration(v, &n) < 0 || n < 10000000ull)
-            BAD("REC_FLUSH_INTERVAL");
+            BAD(REC_ENV_FLUSH_INTERVAL);
         o.flush_interval_ns = n;
     }
-    if ((v = getenv("REC_SIGNAL")) && *v) {
+    if ((v = getenv(REC_ENV_SIGNAL)) && *v) {
         if (recs__parse_signal(v, &sig) < 0)
-            BAD("REC_SIGNAL");
+            BAD(REC_ENV_SIGNAL);
         o.signo = sig;
     }
-    if ((v = getenv("REC_QUEUE_CAPACITY")) && *v) {
+    if ((v = getenv(REC_ENV_QUEUE_CAPACITY)) && *v) {
         if (recs__parse_uint(v, 1, 100000, &n) < 0)
-            BAD("REC_QUEUE_CAPACITY");
+            BAD(REC_ENV_QUEUE_CAPACITY);
         o.queue_capacity = (unsigned)n;
     }
-    if ((v = getenv("REC_APPEND")) && *v) {
+    if ((v = getenv(REC_ENV_APPEND)) && *v) {
         if (recs__parse_bool(v, &b) < 0)
-            BAD("REC_APPEND");
+            BAD(REC_ENV_APPEND);
         o.append = b;
         o.overwrite = !b;
     }
-    if ((v = getenv("REC_THROTTLE")) && *v) {
+    if ((v = getenv(REC_ENV_THROTTLE)) && *v) {
         recs__throttle t;
         if (recs__parse_throttle(v, &t) < 0)
-            BAD("REC_THROTTLE");
+            BAD(REC_ENV_THROTTLE);
     }
 #undef BAD
     if (!o.output || !*o.output) {

@@ -11,6 +11,7 @@
  */
 #include <config.h>
 #include "start.h"
+#include "recenv.h"
 #include "throttle.h"
 
 #include <rec/record.h>
@@ -168,7 +169,7 @@ static bool is_file(const char *p)
  * REC_SAMPLER_LIB overrides both. */
 static const char *find_sampler(void)
 {
-    const char *env = getenv("REC_SAMPLER_LIB");
+    const char *env = getenv(REC_ENV_SAMPLER_LIB);
     char self[PATH_MAX];
     ssize_t n;
     size_t bl = strlen(REC_BUILDDIR);
@@ -200,7 +201,7 @@ static int find_asan_cb(struct dl_phdr_info *info, size_t size, void *arg)
  * list of a program that is not itself instrumented. */
 static const char *asan_runtime(void)
 {
-    const char *p = getenv("REC_ASAN_RUNTIME"), *found = NULL;
+    const char *p = getenv(REC_ENV_ASAN_RUNTIME), *found = NULL;
 
     if (p && p[0])
         return p;
@@ -331,20 +332,20 @@ static int child_env(const struct opts *o, const char *output, const char *lib)
     }
     snprintf(buf, sizeof buf, "%ld", (long)getpid());
     rc |= setenv("LD_PRELOAD", preload, 1);
-    rc |= setenv("REC_OUTPUT", output, 1);
-    rc |= setenv("REC_ROOT_PID", buf, 1);
-    rc |= setenv("REC_FOLLOW_CHILDREN", o->follow ? "1" : "0", 1);
-    rc |= setenv("REC_THROTTLE", o->throttle ? o->throttle : "10ms", 1);
-    rc |= setenv("REC_STACK_DEPTH", o->depth ? o->depth : "64", 1);
-    rc |= setenv("REC_FLUSH_INTERVAL", o->flush ? o->flush : "1s", 1);
+    rc |= setenv(REC_ENV_OUTPUT, output, 1);
+    rc |= setenv(REC_ENV_ROOT_PID, buf, 1);
+    rc |= setenv(REC_ENV_FOLLOW_CHILDREN, o->follow ? "1" : "0", 1);
+    rc |= setenv(REC_ENV_THROTTLE, o->throttle ? o->throttle : "10ms", 1);
+    rc |= setenv(REC_ENV_STACK_DEPTH, o->depth ? o->depth : "64", 1);
+    rc |= setenv(REC_ENV_FLUSH_INTERVAL, o->flush ? o->flush : "1s", 1);
     if (o->max_chunk)
-        rc |= setenv("REC_MAX_CHUNK_SIZE", o->max_chunk, 1);
+        rc |= setenv(REC_ENV_MAX_CHUNK_SIZE, o->max_chunk, 1);
     else
-        unsetenv("REC_MAX_CHUNK_SIZE");
+        unsetenv(REC_ENV_MAX_CHUNK_SIZE);
     if (o->signal)
-        rc |= setenv("REC_SIGNAL", o->signal, 1);
+        rc |= setenv(REC_ENV_SIGNAL, o->signal, 1);
     else
-        unsetenv("REC_SIGNAL");
+        unsetenv(REC_ENV_SIGNAL);
     free(preload);
     return rc ? -1 : 0;
 }
