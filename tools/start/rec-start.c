@@ -79,6 +79,8 @@ static void usage(FILE *f)
 }
 
 static int fail_usage(const char *fmt, const char *arg)
+    __attribute__((format(printf, 1, 0)));
+static int fail_usage(const char *fmt, const char *arg)
 {
     fprintf(stderr, "%s: ", prog);
     fprintf(stderr, fmt, arg);
