@@ -8,7 +8,7 @@
 # `N passed, N failed` over the three checks; exits non-zero on a finding.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
-cd "$top"
+cd "$top" || exit 1
 pass=0 fail=0
 result() {   # result NAME STATUS
     if [ "$2" -eq 0 ]; then

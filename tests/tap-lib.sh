@@ -1,3 +1,4 @@
+# shellcheck shell=sh disable=SC2034
 # tests/tap-lib.sh - TAP output for the shell tests, sourced through the
 # preludes of each area (tests/tools-tap.sh, tests/cpu-lib.sh): the
 # counters, ok/check/check_eval/skip/diag, the final plan, a scratch
