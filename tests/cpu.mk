@@ -7,6 +7,5 @@ TESTS += tests/test-cpu.sh tests/test-cpu-timeline.sh tests/test-cpu-errors.sh \
 	tests/test-cpu-bounds.sh \
 	tests/test-cpu-budget.sh
 EXTRA_DIST += tests/test-cpu.sh tests/test-cpu-timeline.sh tests/test-cpu-bounds.sh \
-	tests/test-cpu-errors.sh tests/test-cpu-budget.sh tests/cpu-lib.sh \
-	tests/data/cpu
+	tests/test-cpu-errors.sh tests/test-cpu-budget.sh tests/cpu-lib.sh
 $(tests_mkcpu_OBJECTS): librecord/rec/events.h
