@@ -18,3 +18,10 @@ tools_rec_summary_LDADD = tools/libreccli.la librecord/librecord.la $(JANSSON_LI
 # <rec/events.h> is generated: objects built on their own (make tools/rec-dump)
 # need it first.
 $(tools_libreccli_la_OBJECTS) $(tools_rec_dump_OBJECTS) $(tools_rec_summary_OBJECTS): librecord/rec/events.h
+
+# Export formats of rec-dump (collapsed, pprof, jfr): tools/export.h.
+tools_rec_dump_SOURCES += tools/export.h tools/export-profile.c \
+	tools/export-collapsed.c tools/export-pprof.c tools/export-jfr.c \
+	tools/dump-export.c tools/cpu-map.c
+tools_rec_dump_CPPFLAGS += $(ZLIB_CFLAGS)
+tools_rec_dump_LDADD += $(ZLIB_LIBS)
