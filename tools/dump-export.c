@@ -24,13 +24,13 @@ int xp_dump(const char *prog, enum xp_format fmt, const xp_options *opt,
 {
     xp_options xo = *opt;
     xp_jfr *jfr = NULL;
+    xp_profile p;
     if (fmt == XP_JFR) {
         /* JFR keeps events with their times, not only the weights. */
-        jfr = xp_jfr_new();
+        jfr = xp_jfr_new(&p);
         xo.on_event = xp_jfr_event;
         xo.arg = jfr;
     }
-    xp_profile p;
     xp_init(&p, &xo);
     int status = CLI_EXIT_OK;
     for (size_t i = 0; i < n; i++) {

@@ -151,7 +151,7 @@ int xp_write_pprof(xp_profile *p, const xp_out *o);
 
 /* JFR keeps every event: a hook collects them while reading. */
 typedef struct xp_jfr xp_jfr;
-xp_jfr *xp_jfr_new(void);
+xp_jfr *xp_jfr_new(xp_profile *p);   /* before xp_init(p) */
 int xp_jfr_event(void *jfr, const xp_event *e);
 int xp_write_jfr(xp_profile *p, xp_jfr *j, const xp_out *o);
 void xp_jfr_free(xp_jfr *j);
