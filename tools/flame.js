@@ -1,5 +1,5 @@
 /* tools/flame.js - the script of rec-flame pages (compiled into rec-flame).
- * Reads the profile from <script id="data">, folds the (thread, node,
+ * Reads the profile from the script element "data", folds the (thread, node,
  * weight) triples of the selected threads into the call tree and draws it
  * as absolutely positioned boxes: icicle or flame, click to zoom, search
  * with the matched share, thread/process filter, differential colours. */
