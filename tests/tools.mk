@@ -21,10 +21,12 @@ TESTS += tests/test-cli-common \
 	tests/test-dump-hostile.sh \
 	tests/test-summary.sh \
 	tests/test-export.sh \
-	tests/test-flame.sh
+	tests/test-flame.sh \
+	tests/test-dump-schema.sh
 dist_check_SCRIPTS += tests/test-dump-golden.sh tests/test-dump-contract.sh \
 	tests/test-dump-errors.sh tests/test-dump-corpus.sh tests/test-dump-hostile.sh \
-	tests/test-summary.sh tests/test-export.sh tests/test-flame.sh
+	tests/test-summary.sh tests/test-export.sh tests/test-flame.sh \
+	tests/test-dump-schema.sh
 EXTRA_DIST += tests/tap-lib.sh tests/tools-tap.sh \
 	tests/data/golden/basic.ndjson \
 	tests/data/golden/basic.rec \
