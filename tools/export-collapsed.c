@@ -16,8 +16,40 @@
  * a name. */
 static void add_name(cli_buf *b, const char *s)
 {
-    for (; *s; s++)
-        cli_buf_addc(b, *s == ';' ? ':' : *s == '\n' || *s == '\r' ? ' ' : *s);
+    for (;;) {
+        size_t n = strcspn(s, ";\n\r");
+        cli_buf_add(b, s, n);
+        s += n;
+        if (!*s)
+            return;
+        cli_buf_addc(b, *s == ';' ? ':' : ' ');
+        s++;
+    }
+}
+
+/* Each function name once, cleaned: lines are then copies of these. */
+typedef struct names {
+    cli_buf text;
+    size_t *off, *len;          /* by frame id */
+} names;
+
+static void names_init(names *nm, const xp_profile *p)
+{
+    memset(nm, 0, sizeof *nm);
+    nm->off = cli_xrealloc(NULL, (p->nframes + 1) * sizeof *nm->off);
+    nm->len = cli_xrealloc(NULL, (p->nframes + 1) * sizeof *nm->len);
+    for (size_t i = 0; i < p->nframes; i++) {
+        nm->off[i] = nm->text.len;
+        add_name(&nm->text, xp_str(p, p->frames[i].func));
+        nm->len[i] = nm->text.len - nm->off[i];
+    }
+}
+
+static void names_free(names *nm)
+{
+    cli_buf_free(&nm->text);
+    free(nm->off);
+    free(nm->len);
 }
 
 static void root_frame(const xp_profile *p, const xp_thread *t,
@@ -57,6 +89,8 @@ int xp_write_collapsed(xp_profile *p, const xp_out *o)
      * root frame: render every (thread, stack) cell, sort, merge. */
     cli_buf text = { 0 }, out = { 0 };
     line *v = cli_xrealloc(NULL, (p->ncells + 1) * sizeof *v);
+    names nm;
+    names_init(&nm, p);
     for (size_t i = 0; i < p->ncells; i++) {
         const xp_cell *c = &p->cells[i];
         v[i].off = text.len;
@@ -65,9 +99,11 @@ int xp_write_collapsed(xp_profile *p, const xp_out *o)
         size_t n;
         const uint32_t *f = xp_stack(p, c->stack, &n);
         for (size_t k = 0; k < n; k++) {
+            cli_buf_reserve(&text, nm.len[f[k]] + 1);
             if (k)
-                cli_buf_addc(&text, ';');
-            add_name(&text, xp_str(p, p->frames[f[k]].func));
+                text.p[text.len++] = ';';
+            memcpy(text.p + text.len, nm.text.p + nm.off[f[k]], nm.len[f[k]]);
+            text.len += nm.len[f[k]];
         }
         v[i].len = text.len - v[i].off;
         v[i].w = o->weight_samples ? c->count : c->ns;
@@ -92,6 +128,7 @@ int xp_write_collapsed(xp_profile *p, const xp_out *o)
     if (rc < 0)
         cli_error(o->prog, "%s: %s", o->path, strerror(errno));
     free(v);
+    names_free(&nm);
     cli_buf_free(&text);
     cli_buf_free(&out);
     return rc;

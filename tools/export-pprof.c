@@ -224,8 +224,10 @@ static void samples(pctx *c)
 static int gzip_out(const xp_out *o, const cli_buf *b)
 {
     z_stream z = { 0 };
-    /* 15 + 16: a gzip wrapper, what pprof readers expect. */
-    if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8,
+    /* 15 + 16: a gzip wrapper, what pprof readers expect. Level 1: the
+     * profile of distinct stacks compresses well already, and level 6
+     * took a third of the export time for a 5% smaller file. */
+    if (deflateInit2(&z, 1, Z_DEFLATED, 15 + 16, 8,
                      Z_DEFAULT_STRATEGY) != Z_OK) {
         cli_error(o->prog, "zlib: cannot initialise");
         return -1;
@@ -255,7 +257,9 @@ static int gzip_out(const xp_out *o, const cli_buf *b)
 
 int xp_write_pprof(xp_profile *p, const xp_out *o)
 {
-    xp_sort_cells(p);
+    /* Cells stay in reading order (deterministic): pprof readers do not
+     * care about order, and sorting a million distinct stacks costs more
+     * than writing them. */
     pctx c = { .p = p };
     value_type(&c, 1, "cpu", "nanoseconds");
     value_type(&c, 1, "samples", "count");

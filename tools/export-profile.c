@@ -552,48 +552,7 @@ int xp_read(xp_profile *p, const char *prog, const char *path)
     return err < 0 ? -1 : rc < 0 ? 1 : 0;
 }
 
-/* ---- ordering and labels -------------------------------------------- */
-
-static int cmp_cells(const void *a, const void *b, void *arg)
-{
-    const xp_profile *p = arg;
-    const xp_cell *x = a, *y = b;
-    if (x->thread != y->thread) {
-        const xp_thread *s = &p->threads[x->thread], *t = &p->threads[y->thread];
-        if (s->side != t->side)
-            return s->side < t->side ? -1 : 1;
-        if (s->pid != t->pid)
-            return s->pid < t->pid ? -1 : 1;
-        if (s->tid != t->tid)
-            return s->tid < t->tid ? -1 : 1;
-        return x->thread < y->thread ? -1 : 1;
-    }
-    size_t nx, ny;
-    const uint32_t *fx = xp_stack(p, x->stack, &nx);
-    const uint32_t *fy = xp_stack(p, y->stack, &ny);
-    /* Names first, so that stacks that read the same are adjacent. */
-    for (size_t i = 0; i < nx && i < ny; i++) {
-        if (fx[i] == fy[i])
-            continue;
-        int c = strcmp(xp_str(p, p->frames[fx[i]].func),
-                       xp_str(p, p->frames[fy[i]].func));
-        if (c)
-            return c;
-    }
-    if (nx != ny)
-        return nx < ny ? -1 : 1;
-    for (size_t i = 0; i < nx; i++)
-        if (fx[i] != fy[i])
-            return fx[i] < fy[i] ? -1 : 1;
-    return 0;
-}
-
-int xp_sort_cells(xp_profile *p)
-{
-    qsort_r(p->cells, p->ncells, sizeof *p->cells, cmp_cells, p);
-    cpu_map_clear(&p->cell_index);      /* indexes moved */
-    return 0;
-}
+/* ---- labels ---------------------------------------------------------- */
 
 void xp_thread_label(const xp_profile *p, const xp_thread *t, char *buf,
                      size_t len)

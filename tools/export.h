@@ -127,10 +127,6 @@ static inline const uint32_t *xp_stack(const xp_profile *p, uint32_t id,
 }
 long xp_intern(xp_profile *p, const char *s);
 
-/* Cells sorted by thread, then by stack frames (string order of the
- * function names root first): a stable order for every output. */
-int xp_sort_cells(xp_profile *p);
-
 /* Label of a thread ("name tid" or "tid"), and of its process. */
 void xp_thread_label(const xp_profile *p, const xp_thread *t, char *buf,
                      size_t len);

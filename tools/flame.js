@@ -7,14 +7,18 @@
   'use strict';
   var D = JSON.parse(document.getElementById('data').textContent);
   var S = D.strings, unit = D.unit, diff = D.diff;
-  var NF = D.frames.length / 5, NN = D.nodes.length / 2 + 1;
+  /* nodes: a frame (parent: the previous node), or -(distance to the
+   * parent) then a frame */
+  var DN = D.nodes, NN = 1, i, j;
+  for (j = 0; j < DN.length; j++) if (DN[j] >= 0) NN++;
   var parent = new Int32Array(NN), frame = new Int32Array(NN);
   var depth = new Int32Array(NN);
   parent[0] = -1;
   frame[0] = -1;
-  for (var i = 1; i < NN; i++) {
-    parent[i] = D.nodes[2 * i - 2];
-    frame[i] = D.nodes[2 * i - 1];
+  for (i = 1, j = 0; i < NN; i++, j++) {
+    parent[i] = i - 1;
+    if (DN[j] < 0) parent[i] = i + DN[j++];
+    frame[i] = DN[j];
     depth[i] = depth[parent[i]] + 1;  /* parents precede children */
   }
   var maxDepth = 0;
@@ -239,4 +243,7 @@
   }
   fold();
   draw();
+  /* When the first picture was ready, for bench/export.sh. */
+  document.documentElement.setAttribute('data-drawn-ms',
+                                        Math.round(performance.now()));
 })();

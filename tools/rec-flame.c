@@ -185,14 +185,19 @@ static void page(cli_buf *b, const xp_profile *p, const tree *t,
         cli_buf_addc(b, ',');
         cli_buf_addc(b, f->flags & XP_F_PSEUDO ? '1' : '0');
     }
-    /* nodes: parent, frame (flat); node 0, the root, is implicit */
+    /* nodes: node k (from 1; 0 is the root) is its frame when its parent
+     * is node k - 1 (a stack grows one frame at a time), else -(k -
+     * parent) then its frame: most nodes cost one number. */
     cli_buf_adds(b, "],\n\"nodes\":[");
     for (size_t i = 0; i < t->nodes.n; i++) {
         const uint32_t *w = t->nodes.words + t->nodes.off[i];
         if (i)
             cli_buf_addc(b, ',');
-        cli_buf_add_u64(b, w[0]);
-        cli_buf_addc(b, ',');
+        if (w[0] != i) {
+            cli_buf_addc(b, '-');
+            cli_buf_add_u64(b, i + 1 - w[0]);
+            cli_buf_addc(b, ',');
+        }
         cli_buf_add_u64(b, w[1]);
     }
     /* threads: pid, tid, name, side */
