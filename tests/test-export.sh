@@ -95,8 +95,9 @@ done
 
 # What the consumers show, on the live recording.
 if [ -n "$GO" ]; then
-    go tool pprof -top -sample_index=cpu "$TMP/p5.pb.gz" >"$TMP/top" 2>&1
-    grep -q 'stk_c' "$TMP/top"; ok $? "go tool pprof -top lists the workload's functions"
+    go tool pprof -top "$TMP/p5.pb.gz" >"$TMP/top" 2>&1
+    grep -q 'stk_c' "$TMP/top" && grep -q '^Type: cpu' "$TMP/top"
+    ok $? "go tool pprof -top: CPU time by default, the workload's functions"
     go tool pprof -raw "$TMP/p5.pb.gz" >"$TMP/raw" 2>&1
     grep -q '^cpu/nanoseconds samples/count' "$TMP/raw" \
         && grep -q 'thread_id:\[' "$TMP/raw" && grep -q 'thread:\[stk-main\]' "$TMP/raw"

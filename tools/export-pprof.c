@@ -275,6 +275,8 @@ int xp_write_pprof(xp_profile *p, const xp_out *o)
     }
     value_type(&c, 11, "cpu", "nanoseconds");
     pb_uint(&c.body, 12, p->period_ns);
+    /* Readers default to the last sample type otherwise (samples). */
+    pb_uint(&c.body, 14, (uint64_t)xp_intern(p, "cpu"));
     /* One deflate call takes at most 4 GiB (uInt): far beyond a profile
      * of distinct stacks, but say so rather than wrap. */
     int rc = -1;
