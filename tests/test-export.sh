@@ -57,6 +57,14 @@ for r in $RECS; do
     "$REC_DUMP" --format collapsed --group thread "$r" >"$TMP/ct$i.txt" 2>/dev/null
     got=$(awk '{ s += $NF } END { printf "%.0f", s }' "$TMP/ct$i.txt")
     test "$got" = "$want"; ok $? "$name: collapsed --group thread total $got"
+    # per thread too: tid -> CPU ns
+    awk '{ if (match($0, /tid=[0-9]+\]/)) s[substr($0, RSTART + 4, RLENGTH - 5)] += $NF }
+         END { for (t in s) printf "%s %.0f\n", t, s[t] }' "$TMP/ct$i.txt" | sort >"$TMP/got"
+    jq -r '.threads | group_by(.osThreadId)[]
+           | "\(.[0].osThreadId) \(map(.sampledCpuTime + .lostCpuTime) | add)"' \
+        "$TMP/cpu.json" | awk '$2 != 0' | sort >"$TMP/want"
+    cmp -s "$TMP/got" "$TMP/want"
+    ok $? "$name: per-thread totals of --group thread = rec-cpu's ($(wc -l <"$TMP/want") threads)"
     "$REC_DUMP" --format collapsed --weight samples "$r" >"$TMP/cs$i.txt" 2>/dev/null
     got=$(awk '{ s += $NF } END { printf "%.0f", s }' "$TMP/cs$i.txt")
     test "$got" = "$((nsamples + nlost))"
@@ -99,7 +107,7 @@ if [ -n "$GO" ]; then
     grep -q 'stk_c' "$TMP/top" && grep -q '^Type: cpu' "$TMP/top"
     ok $? "go tool pprof -top: CPU time by default, the workload's functions"
     go tool pprof -raw "$TMP/p5.pb.gz" >"$TMP/raw" 2>&1
-    grep -q '^cpu/nanoseconds samples/count' "$TMP/raw" \
+    grep -Eq '^cpu/nanoseconds(\[dflt\])? samples/count' "$TMP/raw" \
         && grep -q 'thread_id:\[' "$TMP/raw" && grep -q 'thread:\[stk-main\]' "$TMP/raw"
     ok $? "pprof: sample types cpu/nanoseconds and samples/count, thread labels"
     grep -q 'stacks.c:[0-9]' "$TMP/raw"; ok $? "pprof: source lines"
