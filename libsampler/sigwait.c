@@ -31,8 +31,10 @@ typedef int (*sigtimedwait_fn)(const sigset_t *, siginfo_t *,
 static _Atomic(sigtimedwait_fn) real_stw;
 static _Atomic int signalfd_warned;
 
-/* Signal-safe once resolved (the constructor resolves it). */
-static int real_sigtimedwait(const sigset_t *set, siginfo_t *si,
+/* Signal-safe once resolved (the constructor resolves it). The library's
+ * own waits (a thread's exit, an exec) use this one, never the interposer
+ * below, which would count our signals as lost a second time. */
+int recs__real_sigtimedwait(const sigset_t *set, siginfo_t *si,
                              const struct timespec *timeout)
 {
     sigtimedwait_fn f = atomic_load(&real_stw);
@@ -90,7 +92,7 @@ int sigtimedwait(const sigset_t *set, siginfo_t *info,
     siginfo_t si;
 
     if (recs_g.signo <= 0 || sigismember(set, recs_g.signo) != 1)
-        return real_sigtimedwait(set, info, timeout);
+        return recs__real_sigtimedwait(set, info, timeout);
     if (timeout) {
         if (timeout->tv_sec < 0 || timeout->tv_nsec < 0 ||
             timeout->tv_nsec >= 1000000000L) {
@@ -110,7 +112,7 @@ int sigtimedwait(const sigset_t *set, siginfo_t *info,
             rem.tv_nsec = (long)(left % 1000000000u);
             tp = &rem;
         }
-        rc = real_sigtimedwait(set, &si, tp);
+        rc = recs__real_sigtimedwait(set, &si, tp);
         if (rc < 0)
             return rc;
         if (!swallow(&si)) {

@@ -54,8 +54,8 @@ static int parse_number(const char **sp, double *out)
 struct unit { const char *name; double ns; };
 
 static const struct unit time_units[] = {
-    { "ns", 1 }, { "us", 1e3 }, { "ms", 1e6 }, { "s", 1e9 },
-    { "m", 60e9 }, { "min", 60e9 }, { "h", 3600e9 },
+    { "ns", 1 }, { "us", 1e3 }, { "\xc2\xb5s", 1e3 }, { "ms", 1e6 },
+    { "s", 1e9 }, { "m", 60e9 }, { "min", 60e9 }, { "h", 3600e9 },
 };
 
 static int parse_time_unit(const char *s, double *ns)
@@ -70,16 +70,53 @@ static int parse_time_unit(const char *s, double *ns)
     return REC_EINVAL;
 }
 
+/* Exact: integer part and up to nine decimals in integer arithmetic, so
+ * "0.1s" is 100000000 ns and not one off after a trip through double. */
 int recs_parse_duration(const char *s, uint64_t *ns)
 {
-    double v, unit;
+    uint64_t ip = 0, frac = 0, unit;
+    double u;
+    int nd = 0, nf = 0;
 
-    if (!s || parse_number(&s, &v) < 0 || parse_time_unit(s, &unit) < 0)
+    if (!s)
         return REC_EINVAL;
-    v *= unit;
-    if (v >= 1.8e19)
+    s = skip_space(s);
+    for (; isdigit((unsigned char)*s); s++, nd++) {
+        unsigned d = (unsigned)(*s - '0');
+        if (ip > (UINT64_MAX - d) / 10)
+            return REC_EINVAL;
+        ip = ip * 10 + d;
+    }
+    if (*s == '.') {
+        for (s++; isdigit((unsigned char)*s); s++, nf++)
+            if (nf < 9)
+                frac = frac * 10 + (uint64_t)(*s - '0');
+        if (!nf)
+            return REC_EINVAL;
+        for (int k = nf < 9 ? nf : 9; k < 9; k++)
+            frac *= 10;
+    }
+    if (!nd && !nf)
         return REC_EINVAL;
-    *ns = (uint64_t)(v + 0.5);
+    s = skip_space(s);
+    if (*s == '\0') {       /* a bare 0 needs no unit */
+        if (ip || frac)
+            return REC_EINVAL;
+        *ns = 0;
+        return 0;
+    }
+    if (parse_time_unit(s, &u) < 0)
+        return REC_EINVAL;
+    unit = (uint64_t)u;
+    if (ip > UINT64_MAX / unit)
+        return REC_EINVAL;
+    {
+        uint64_t v = ip * unit;
+        uint64_t fv = (uint64_t)((unsigned __int128)frac * unit / 1000000000u);
+        if (v > UINT64_MAX - fv)
+            return REC_EINVAL;
+        *ns = v + fv;
+    }
     return 0;
 }
 

@@ -4,7 +4,8 @@
  *
  * Self-contained: throttle.c depends on libc only, so rec-start compiles it
  * in to validate the same strings the preloaded library will read from the
- * environment. Every function returns 0 or REC_EINVAL (-3); outputs are
+ * environment, and the tools' cli library compiles it in so that every
+ * command reads durations the same way. Every function returns 0 or REC_EINVAL (-3); outputs are
  * written only on success.
  */
 #ifndef RECS_THROTTLE_H
@@ -21,8 +22,10 @@
 #define RECS_MIN_PERIOD_NS 10000ull            /* 10 us */
 #define RECS_MAX_PERIOD_NS 10000000000ull      /* 10 s */
 
-/* A duration: an integer or decimal number followed by a unit ns, us, ms, s,
- * m or h ("10ms", "500us", "1.5s", "10 ms"). A unit is required. */
+/* A duration, the one grammar of every rec command: an integer or decimal
+ * number (up to nine decimals, exact) followed by a unit ns, us (or µs),
+ * ms, s, m (or min) or h ("10ms", "500us", "1.5s", "10 ms"); a bare "0"
+ * is zero. Callers check the range they accept. */
 int recs_parse_duration(const char *s, uint64_t *ns);
 
 /* A throttle: a duration (a fixed per-thread CPU-time period) or a rate
