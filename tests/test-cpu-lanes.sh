@@ -4,6 +4,7 @@
 # threads become a bounded number of lanes (thread pools grouped by
 # process and name, the smallest groups merged) that still account for
 # every thread.
+top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
 . "$top_srcdir/tests/cpu-lib.sh"
 SYNTH=$top_builddir/bench/rec-synth
 B=$DATA/basic.rec

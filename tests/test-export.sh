@@ -21,7 +21,7 @@ $top_srcdir/tests/data/cpu/live.rec $GOLDEN/basic.rec $TMP/live.rec"
 GO=
 command -v go >/dev/null 2>&1 && GO=go
 # go must not touch the caller's home or fetch a toolchain.
-export GOTOOLCHAIN=local GOFLAGS= GOPATH="$TMP/gopath" GOCACHE="$TMP/gocache"
+export GOTOOLCHAIN=local GOFLAGS='' GOPATH="$TMP/gopath" GOCACHE="$TMP/gocache"
 JFR=
 for j in /usr/lib/jvm/java-17-openjdk-amd64/bin/jfr "$(command -v jfr 2>/dev/null)"; do
     [ -n "$j" ] && [ -x "$j" ] && { JFR=$j; break; }
@@ -114,7 +114,7 @@ if [ -n "$GO" ]; then
     grep -Eq 'M=[0-9]+ .*' "$TMP/raw" && grep -q 'Mappings' "$TMP/raw"
     ok $? "pprof: mappings"
 else
-    for k in 1 2 3 4; do skip "go not installed (golang-go)"; done
+    for _ in 1 2 3 4; do skip "go not installed (golang-go)"; done
 fi
 if [ -n "$JFR" ]; then
     "$JFR" print --events CPUTimeSample "$TMP/j5.jfr" >"$TMP/jp" 2>&1

@@ -42,7 +42,7 @@ for c in chromium chromium-browser google-chrome; do
     if command -v "$c" >/dev/null 2>&1; then CHROMIUM=$c; break; fi
 done
 if [ -z "$CHROMIUM" ]; then
-    for i in 1 2 3 4 5; do skip "chromium not installed (scripts/deps.sh)"; done
+    for _ in 1 2 3 4 5; do skip "chromium not installed (scripts/deps.sh)"; done
     done_testing
     exit $?
 fi

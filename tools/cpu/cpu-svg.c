@@ -324,7 +324,8 @@ static void svg_body(FILE *f, const cpu_model *m, cpu_thread **v, size_t n)
         for (uint64_t col = 0; col < cols; col++)
             if ((double)l->col[col] / (double)col_ns > peak)
                 peak = (double)l->col[col] / (double)col_ns;
-        l->full = l->nthreads > 1 && peak > 1.0 ? (double)(uint64_t)(peak + 0.999) : 1.0;
+        l->full = l->nthreads > 1 && peak > 1.0
+                  ? (double)(uint64_t)(peak + 0.999) : 1.0;
         if (l->nthreads > 1)
             fprintf(f, "<g class=\"lane group\" data-pid=\"%" PRIu64
                     "\" data-threads=\"%zu\">\n<title>", l->pid, l->nthreads);
@@ -344,7 +345,8 @@ static void svg_body(FILE *f, const cpu_model *m, cpu_thread **v, size_t n)
                 "stroke=\"#e2e4ea\" stroke-dasharray=\"2,3\"/>\n", LABEL_W,
                 y + LANE_H / 2, LABEL_W + PLOT_W, y + LANE_H / 2);
         fprintf(f, "<g class=\"yscale\" fill=\"#777\" font-size=\"9\">"
-                "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#999\"/>"
+                "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" "
+                "stroke=\"#999\"/>"
                 "<text x=\"%d\" y=\"%d\">%g CPU%s</text>"
                 "<text x=\"%d\" y=\"%d\">0</text></g>\n",
                 LABEL_W + PLOT_W + 2, y, LABEL_W + PLOT_W + 2, y + LANE_H,
@@ -374,8 +376,10 @@ static void svg_body(FILE *f, const cpu_model *m, cpu_thread **v, size_t n)
                     "<title>", LABEL_W + (double)col * col_w,
                     y + LANE_H - h, col_w, h, r, g, bl);
             xml_str(f, l->label);
-            fprintf(f, " %s-%s s: %s ms CPU (%.1f%% of one CPU)</title></rect>\n",
-                    cpu_fmt_rel(a, sizeof a, m, m->origin_ns + (uint64_t)k0 * I),
+            fprintf(f, " %s-%s s: %s ms CPU (%.1f%% of one CPU)"
+                    "</title></rect>\n",
+                    cpu_fmt_rel(a, sizeof a, m,
+                                m->origin_ns + (uint64_t)k0 * I),
                     cpu_fmt_rel(b, sizeof b, m,
                                 m->origin_ns + (uint64_t)(k1 + 1) * I),
                     cpu_fmt_ms(c, sizeof c, ns), 100.0 * share);

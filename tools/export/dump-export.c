@@ -1,6 +1,7 @@
 /*
- * tools/export/dump-export.c - the export formats of rec-dump (collapsed stacks,
- * pprof, JFR): read every input into one export profile, then write it.
+ * tools/export/dump-export.c - the export formats of rec-dump (collapsed
+ * stacks, pprof, JFR): read every input into one export profile, then
+ * write it.
  */
 #include "config.h"
 

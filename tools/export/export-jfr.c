@@ -316,7 +316,7 @@ static void metadata(cli_buf *out, uint64_t ticks)
     free(m.strs);
 }
 
-/* ---- constant pools ------------------------------------------------------- */
+/* ---- constant pools ------------------------------------------------ */
 
 static const char *basename_of(const char *path)
 {

@@ -232,7 +232,7 @@ static int gzip_out(const xp_out *o, const cli_buf *b)
         cli_error(o->prog, "zlib: cannot initialise");
         return -1;
     }
-    unsigned char out[1 << 16];
+    unsigned char out[1 << 16] = { 0 };
     z.next_in = (unsigned char *)b->p;
     z.avail_in = (uInt)b->len;
     int zr;

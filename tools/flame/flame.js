@@ -112,8 +112,12 @@
       var d = share(n);
       var a = Math.min(1, Math.abs(d) / maxChange);
       var c = Math.round(255 - 180 * a);
-      if (!(tot0[n] > 0)) return 'rgb(255,' + Math.round(120 - 60 * a) + ',' + Math.round(120 - 60 * a) + ')';
-      return d > 0 ? 'rgb(255,' + c + ',' + c + ')' : 'rgb(' + c + ',' + c + ',255)';
+      if (!(tot0[n] > 0)) {     /* new in AFTER */
+        var g = Math.round(120 - 60 * a);
+        return 'rgb(255,' + g + ',' + g + ')';
+      }
+      return d > 0 ? 'rgb(255,' + c + ',' + c + ')'
+                   : 'rgb(' + c + ',' + c + ',255)';
     }
     var v = hash(nname(n));
     return 'rgb(' + (205 + Math.round(50 * v)) + ',' +
