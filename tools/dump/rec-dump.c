@@ -325,7 +325,7 @@ static int metadata_file(struct dumper *d, const char *path)
     return flush_out(d) < 0 ? -1 : 0;
 }
 
-/* --format, --group, --weight: the export formats (tools/dump-export.c). */
+/* --format, --group, --weight: the export formats (tools/export/). */
 static int export_option(char c, const char *arg, struct opts *o)
 {
     if (c == 'f') {

@@ -158,7 +158,7 @@ int xp_jfr_event(void *jfr, const xp_event *e);
 int xp_write_jfr(xp_profile *p, xp_jfr *j, const xp_out *o);
 void xp_jfr_free(xp_jfr *j);
 
-/* ---- rec-dump --format collapsed|pprof|jfr (tools/dump-export.c) ---- */
+/* ---- rec-dump --format collapsed, pprof, jfr (dump-export.c) ------- */
 
 enum xp_format { XP_COLLAPSED = 1, XP_PPROF, XP_JFR };
 /* Parse a --format value beyond json/ndjson: 0 if unknown. */
