@@ -111,11 +111,12 @@
     if (diff) {
       var d = share(n);
       var a = Math.min(1, Math.abs(d) / maxChange);
-      var c = Math.round(255 - 180 * a);
+      var c = Math.round(235 - 160 * a);   /* no change: light grey */
       if (!(tot0[n] > 0)) {     /* new in AFTER */
         var g = Math.round(120 - 60 * a);
         return 'rgb(255,' + g + ',' + g + ')';
       }
+      if (a < 0.01) return 'rgb(' + c + ',' + c + ',' + c + ')';
       return d > 0 ? 'rgb(255,' + c + ',' + c + ')'
                    : 'rgb(' + c + ',' + c + ',255)';
     }
