@@ -4,7 +4,7 @@
 #include <config.h>
 
 #include "cli.h"
-#include "throttle.h"   /* recs_parse_duration: the shared grammar */
+#include "throttle.h"   /* recs__parse_duration: the shared grammar */
 
 #include <errno.h>
 #include <inttypes.h>
@@ -137,7 +137,7 @@ static int parse_fraction(const char **sp, uint64_t *frac_e9)
 /* The grammar shared with rec-start and the sampler (throttle.h). */
 int cli_parse_duration(const char *s, uint64_t *ns)
 {
-    return recs_parse_duration(s, ns) < 0 ? -1 : 0;
+    return recs__parse_duration(s, ns) < 0 ? -1 : 0;
 }
 
 /* Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant). */

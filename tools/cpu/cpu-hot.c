@@ -3,7 +3,7 @@
  * weighted by each sample's samplingPeriod (overrun samples stand for
  * several periods, so counting samples would under-weight them).
  */
-#include "config.h"
+#include <config.h>
 
 #include <inttypes.h>
 #include <stdlib.h>

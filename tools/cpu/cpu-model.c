@@ -5,7 +5,7 @@
  * and calls these functions with plain numbers, which keeps the accounting
  * rules in one place and testable.
  */
-#include "config.h"
+#include <config.h>
 
 #include <stdlib.h>
 #include <string.h>

@@ -6,7 +6,7 @@
  * are only valid within one chunk, so the caches keyed by them are
  * emptied whenever the chunk changes.
  */
-#include "config.h"
+#include <config.h>
 
 #include <inttypes.h>
 #include <stdlib.h>

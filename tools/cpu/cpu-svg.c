@@ -4,7 +4,7 @@
  * one CPU busy for the whole interval). Self-contained SVG, optionally
  * wrapped in an HTML page with a summary table; no external resources.
  */
-#include "config.h"
+#include <config.h>
 
 #include <inttypes.h>
 #include <stdlib.h>

@@ -3,7 +3,7 @@
  * rec recordings, side by side with the kernel's own accounting.
  * See man/rec-cpu.1 for the definitions and the output contract.
  */
-#include "config.h"
+#include <config.h>
 
 #include <errno.h>
 #include <getopt.h>

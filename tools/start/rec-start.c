@@ -9,7 +9,7 @@
  * stdout and stderr untouched; its exit status becomes ours, and a death by
  * signal is passed on by dying of the same signal (see man rec-start).
  */
-#include "config.h"
+#include <config.h>
 #include "start.h"
 #include "throttle.h"
 
@@ -31,7 +31,7 @@
 #include <unistd.h>
 
 #ifndef REC_SAMPLER_INSTALLED
-#define REC_SAMPLER_INSTALLED "/usr/local/lib/librecsampler.so"
+#define REC_SAMPLER_INSTALLED "/usr/local/lib/libsampler.so"
 #endif
 #ifndef REC_SAMPLER_BUILD
 #define REC_SAMPLER_BUILD ""
@@ -102,7 +102,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
         { "version", no_argument, NULL, 'V' },
         { NULL, 0, NULL, 0 }
     };
-    recs_throttle t;
+    recs__throttle t;
     uint64_t v;
     int sig, c;
 
@@ -116,30 +116,30 @@ static int parse_args(int argc, char **argv, struct opts *o)
             break;
         case 'f': o->force = true; break;
         case 't':
-            if (recs_parse_throttle(optarg, &t) < 0)
+            if (recs__parse_throttle(optarg, &t) < 0)
                 return fail_usage("invalid throttle '%s' (10ms, 500us, 500/s; "
                                   "periods from 10us to 10s)", optarg);
             o->throttle = optarg;
             break;
         case 'd':
-            if (recs_parse_uint(optarg, 1, 1024, &v) < 0)
+            if (recs__parse_uint(optarg, 1, 1024, &v) < 0)
                 return fail_usage("invalid stack depth '%s' (1..1024)", optarg);
             o->depth = optarg;
             break;
         case OPT_CHUNK:
-            if (recs_parse_size(optarg, &v) < 0 || v < 4096)
+            if (recs__parse_size(optarg, &v) < 0 || v < 4096)
                 return fail_usage("invalid chunk size '%s' (e.g. 64M, at least 4k)",
                                   optarg);
             o->max_chunk = optarg;
             break;
         case OPT_FLUSH:
-            if (recs_parse_duration(optarg, &v) < 0 || v < 1000000)
+            if (recs__parse_duration(optarg, &v) < 0 || v < 1000000)
                 return fail_usage("invalid flush interval '%s' (e.g. 1s, at "
                                   "least 1ms)", optarg);
             o->flush = optarg;
             break;
         case OPT_SIGNAL:
-            if (recs_parse_signal(optarg, &sig) < 0)
+            if (recs__parse_signal(optarg, &sig) < 0)
                 return fail_usage("invalid or unusable signal '%s'", optarg);
             o->signal = optarg;
             break;

@@ -2,7 +2,7 @@
  * tools/start/start-check.c - what rec-start verifies before it runs anything:
  * the program can be found and executed, and LD_PRELOAD will apply to it.
  */
-#include "config.h"
+#include <config.h>
 #include "start.h"
 
 #include <elf.h>
