@@ -15,6 +15,8 @@
  *
  * Usage: jsonschema SCHEMA.json OUT.json
  */
+#include <config.h>
+
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>

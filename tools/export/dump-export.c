@@ -3,7 +3,7 @@
  * stacks, pprof, JFR): read every input into one export profile, then
  * write it.
  */
-#include "config.h"
+#include <config.h>
 
 #include <string.h>
 

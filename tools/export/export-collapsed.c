@@ -3,7 +3,7 @@
  * distinct stack, root-first frames joined by ';', a space and the weight
  * (CPU ns, or samples), the input of flamegraph.pl, inferno and speedscope.
  */
-#include "config.h"
+#include <config.h>
 
 #include <errno.h>
 #include <inttypes.h>

@@ -26,7 +26,7 @@
  * The JDK's own field order is kept: readers take the first field as the
  * start time.
  */
-#include "config.h"
+#include <config.h>
 
 #include <errno.h>
 #include <stdlib.h>

@@ -17,7 +17,7 @@
  * with build-ids. Failed and lost CPU are one-frame stacks "[failed]" and
  * "[lost: REASON]" without a mapping, so the totals are rec-cpu's.
  */
-#include "config.h"
+#include <config.h>
 
 #include <errno.h>
 #include <stdlib.h>

@@ -7,7 +7,7 @@
  * metadata, and caches keyed by entry pointers are emptied when the chunk
  * changes (pointers are only valid within a chunk).
  */
-#include "config.h"
+#include <config.h>
 
 #include <inttypes.h>
 #include <stdlib.h>

@@ -12,7 +12,7 @@
  * threads into the tree, so a thread filter costs no extra data. The
  * script and style (tools/flame/flame.js and flame.css) are compiled in.
  */
-#include "config.h"
+#include <config.h>
 
 #include <errno.h>
 #include <getopt.h>
