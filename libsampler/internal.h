@@ -3,8 +3,8 @@
  * is exported (libsampler.map); internal functions are recs__*.
  *
  * Signal context (code a timer signal may run; tagged "Signal-safe."):
- *   handler.c   the handler, the fatal-signal path, the dispositions the
- *               program sees for the signals rec uses (sigaction & co.)
+ *   handler.c   the handler, the forwarding of the program's signals,
+ *               the fatal-signal path
  *   fpwalk.c    the bounds-checked frame-pointer walk
  *   queue.h     the per-thread request queue and its tri-state lock
  *   sigwait.c   sigwait/sigtimedwait/signalfd: our signals kept from the
@@ -12,8 +12,11 @@
  * Threads and sessions:
  *   thread.c    per-thread state, registration, timers, teardown
  *   preload.c   LD_PRELOAD entry: constructor, pthread_create, fork, exec
+ *   disposition.c  sigaction & co.: the dispositions the program sets and
+ *               sees for the signals rec uses
  *   sampler.c   start/stop of a recording, the sampler thread, REC_* options
  *   throttle.c  the period grammar ("10ms", "500/s") and the rate rule
+ *   recenv.h    the REC_* environment shared with rec-start
  * Turning requests into events (sampler thread, drain_lock held):
  *   drain.c     queues and lost counters -> ThreadStart, CPUTimeSample,
  *               CPUTimeSampleLost, ThreadEnd
@@ -198,16 +201,25 @@ static inline void recs__thread_add_lost(recs__thread *t, int reason,
 }
 
 /* handler.c */
+int  recs__real_sigaction(int sig, const struct sigaction *act,
+                          struct sigaction *old);     /* libc's */
+bool recs__is_handler(const struct sigaction *sa);     /* not DFL/IGN */
+/* Signal-safe. Replace the program's action for the sampling signal. */
+void recs__prog_store(const struct sigaction *act, struct sigaction *old,
+                      sighandler_t expect);
+bool recs__prog_warn_once(void);       /* true the first time */
+bool recs__fatal_is_ours(int sig);     /* rec's SIGTERM/INT/HUP handler */
+void recs__fatal_disown(int sig);      /* the program set its own */
 int  recs__install_handler(int signo);
 void recs__install_fatal_handlers(void);
 bool recs__handler_replaced(void);
-void recs__warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* drain.c */
 void recs__drain_locked(bool final);
 void recs__chunk_modules(void);
 
 /* sampler.c */
+void recs__warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int  recs__start_config(const recs__config *cfg);
 int  recs__stop(bool from_sampler, bool bounded);
 void recs__config_free(recs__config *cfg);

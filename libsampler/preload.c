@@ -19,6 +19,7 @@
  */
 #include <config.h>
 #include "internal.h"
+#include "recenv.h"
 
 #include <alloca.h>
 #include <dlfcn.h>
@@ -138,9 +139,9 @@ static void become_root(const char *output, pid_t pid)
     char buf[24];
 
     snprintf(buf, sizeof buf, "%d", (int)pid);
-    setenv("REC_OUTPUT", output, 1);
-    setenv("REC_ROOT_PID", buf, 1);
-    unsetenv("REC_APPEND");
+    setenv(REC_ENV_OUTPUT, output, 1);
+    setenv(REC_ENV_ROOT_PID, buf, 1);
+    unsetenv(REC_ENV_APPEND);
 }
 
 static void fork_child(void)
@@ -458,7 +459,7 @@ int execle(const char *path, const char *arg, ...)
 __attribute__((constructor))
 static void recs__preload_init(void)
 {
-    const char *out = getenv("REC_OUTPUT"), *root = getenv("REC_ROOT_PID");
+    const char *out = getenv(REC_ENV_OUTPUT), *root = getenv(REC_ENV_ROOT_PID);
     const char *v;
     char err[256];
     recs__config cfg;
@@ -469,7 +470,7 @@ static void recs__preload_init(void)
 
     if (!out || !*out)
         return;               /* linked, not preloaded by rec-start */
-    if ((v = getenv("REC_FOLLOW_CHILDREN")) && *v &&
+    if ((v = getenv(REC_ENV_FOLLOW_CHILDREN)) && *v &&
         recs__parse_bool(v, &follow) < 0) {
         recs__warn("invalid REC_FOLLOW_CHILDREN=%s; not recording", v);
         return;
@@ -480,7 +481,7 @@ static void recs__preload_init(void)
          * children it starts must know they are not. */
         char buf[24];
         snprintf(buf, sizeof buf, "%d", (int)pid);
-        setenv("REC_ROOT_PID", buf, 1);
+        setenv(REC_ENV_ROOT_PID, buf, 1);
     } else if (atol(root) != (long)pid) {
         if (!follow)
             return;           /* dormant */
@@ -488,7 +489,7 @@ static void recs__preload_init(void)
             return;
         become_root(own, pid);
     }
-    if (!own && (v = getenv("REC_STATUS_FD")) && *v) {
+    if (!own && (v = getenv(REC_ENV_STATUS_FD)) && *v) {
         uint64_t fd;
         struct stat st;
         /* Remembered by identity: a program that closes every fd may

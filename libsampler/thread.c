@@ -133,8 +133,8 @@ uint32_t recs__queue_capacity(uint64_t period_ns, unsigned depth)
 static void stack_bounds(recs__thread *t)
 {
     pthread_attr_t attr;
-    void *addr;
-    size_t size;
+    void *addr = NULL;
+    size_t size = 0;
 
     t->stack_lo = t->stack_hi = 0;
     if (pthread_getattr_np(pthread_self(), &attr) != 0)

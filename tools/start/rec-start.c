@@ -11,11 +11,13 @@
  */
 #include <config.h>
 #include "start.h"
+#include "recenv.h"
 #include "throttle.h"
 
 #include <rec/record.h>
 
 #include <errno.h>
+#include <stdarg.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <glob.h>
@@ -77,10 +79,16 @@ static void usage(FILE *f)
 "1 other errors. A PROGRAM killed by a signal makes rec-start die of it.\n");
 }
 
-static int fail_usage(const char *fmt, const char *arg)
+static int fail_usage(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2)));
+static int fail_usage(const char *fmt, ...)
 {
+    va_list ap;
+
     fprintf(stderr, "%s: ", prog);
-    fprintf(stderr, fmt, arg);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
     fprintf(stderr, "\nTry 'rec-start --help'.\n");
     return 2;
 }
@@ -111,7 +119,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
         switch (c) {
         case 'o':
             if (!optarg[0])
-                return fail_usage("empty output file name%s", "");
+                return fail_usage("empty output file name");
             o->output = optarg;
             break;
         case 'f': o->force = true; break;
@@ -153,7 +161,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
         }
     }
     if (optind >= argc)
-        return fail_usage("no program to run%s", "");
+        return fail_usage("no program to run");
     return 0;
 }
 
@@ -168,7 +176,7 @@ static bool is_file(const char *p)
  * REC_SAMPLER_LIB overrides both. */
 static const char *find_sampler(void)
 {
-    const char *env = getenv("REC_SAMPLER_LIB");
+    const char *env = getenv(REC_ENV_SAMPLER_LIB);
     char self[PATH_MAX];
     ssize_t n;
     size_t bl = strlen(REC_BUILDDIR);
@@ -200,7 +208,7 @@ static int find_asan_cb(struct dl_phdr_info *info, size_t size, void *arg)
  * list of a program that is not itself instrumented. */
 static const char *asan_runtime(void)
 {
-    const char *p = getenv("REC_ASAN_RUNTIME"), *found = NULL;
+    const char *p = getenv(REC_ENV_ASAN_RUNTIME), *found = NULL;
 
     if (p && p[0])
         return p;
@@ -274,7 +282,7 @@ static void summarize(const char *path, bool signaled)
     }
     fprintf(stderr, "%s: %s: %llu samples, %llu lost, %.1f KiB%s\n", prog, path,
             (unsigned long long)samples, (unsigned long long)lost,
-            st.st_size / 1024.0,
+            (double)st.st_size / 1024.0,
             rc < 0 ? " (damaged: read up to the damage)"
             : rec_reader_warning(r) ? (signaled ? " (unfinished: read up to the "
                                        "last flush)" : " (unfinished)")
@@ -331,20 +339,20 @@ static int child_env(const struct opts *o, const char *output, const char *lib)
     }
     snprintf(buf, sizeof buf, "%ld", (long)getpid());
     rc |= setenv("LD_PRELOAD", preload, 1);
-    rc |= setenv("REC_OUTPUT", output, 1);
-    rc |= setenv("REC_ROOT_PID", buf, 1);
-    rc |= setenv("REC_FOLLOW_CHILDREN", o->follow ? "1" : "0", 1);
-    rc |= setenv("REC_THROTTLE", o->throttle ? o->throttle : "10ms", 1);
-    rc |= setenv("REC_STACK_DEPTH", o->depth ? o->depth : "64", 1);
-    rc |= setenv("REC_FLUSH_INTERVAL", o->flush ? o->flush : "1s", 1);
+    rc |= setenv(REC_ENV_OUTPUT, output, 1);
+    rc |= setenv(REC_ENV_ROOT_PID, buf, 1);
+    rc |= setenv(REC_ENV_FOLLOW_CHILDREN, o->follow ? "1" : "0", 1);
+    rc |= setenv(REC_ENV_THROTTLE, o->throttle ? o->throttle : "10ms", 1);
+    rc |= setenv(REC_ENV_STACK_DEPTH, o->depth ? o->depth : "64", 1);
+    rc |= setenv(REC_ENV_FLUSH_INTERVAL, o->flush ? o->flush : "1s", 1);
     if (o->max_chunk)
-        rc |= setenv("REC_MAX_CHUNK_SIZE", o->max_chunk, 1);
+        rc |= setenv(REC_ENV_MAX_CHUNK_SIZE, o->max_chunk, 1);
     else
-        unsetenv("REC_MAX_CHUNK_SIZE");
+        unsetenv(REC_ENV_MAX_CHUNK_SIZE);
     if (o->signal)
-        rc |= setenv("REC_SIGNAL", o->signal, 1);
+        rc |= setenv(REC_ENV_SIGNAL, o->signal, 1);
     else
-        unsetenv("REC_SIGNAL");
+        unsetenv(REC_ENV_SIGNAL);
     free(preload);
     return rc ? -1 : 0;
 }
