@@ -85,6 +85,9 @@ static const char *const modes[][12] = {
     { "rec-dump", "--metadata" },
     { "rec-dump", "--ndjson", "--events", "CPU*,Thread*", "--threads",
       "main,1*", "--since", "+1ms", "--until", "+10s" },
+    { "rec-dump", "--format", "collapsed", "--group", "thread" },
+    { "rec-dump", "--format", "pprof", "--weight", "samples" },
+    { "rec-dump", "--format", "jfr" },
 #elif defined(FUZZ_SUMMARY)
     { "rec-summary" },
     { "rec-summary", "--json" },

@@ -2,6 +2,8 @@
 # rec-cpu's outputs stay in proportion to what the recordings hold: a
 # small valid recording whose two threads ran 10^6 s apart must not make
 # the timeline (every mode) write a dense grid of 10^7 intervals.
+: "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}"
+: "${top_builddir:=$top_srcdir}"
 . "$top_srcdir/tests/cpu-lib.sh"
 
 "$MKCPU" spread "$T/spread.rec" || exit 99

@@ -71,7 +71,13 @@ sh -c 'exec 3>>"$1"; exec sleep 600' sh "$TMP/live.rec" &
 writer=$!
 # wait until the writer has the file open (bounded)
 i=0
-while [ $i -lt 100 ] && ! ls -l /proc/$writer/fd 2>/dev/null | grep -q live.rec; do
+holds() {
+    for fd in /proc/$writer/fd/*; do
+        [ "$(readlink "$fd" 2>/dev/null)" = "$TMP/live.rec" ] && return 0
+    done
+    return 1
+}
+while [ $i -lt 100 ] && ! holds; do
     sleep 0.05; i=$((i + 1))
 done
 "$REC_SUMMARY" "$TMP/live.rec" > "$TMP/s2.txt" 2> /dev/null
