@@ -7,6 +7,8 @@
  *   emit.c     events that describe the recording (settings, process, CPU)
  *   stacks.c   request -> StackTrace (leaf correction, dedup cache)
  *   preload.c  LD_PRELOAD entry: constructor, pthread_create, fork, exec
+ *   sigmask.c  the program's signal mask, the sampling signal kept open
+ *   exit.c     _exit, _Exit, exit_group: the recording finished first
  */
 #ifndef RECS_INTERNAL_H
 #define RECS_INTERNAL_H
@@ -17,8 +19,10 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <rec/record.h>
 #include "rec/sampler.h"
@@ -48,6 +52,7 @@ enum recs_lost_reason {
     RECS_LOST_UNSAFE,    /* unsafe: registration, teardown, own drain, fork */
     RECS_LOST_TIMER,     /* timer-failed: the thread had no timer */
     RECS_LOST_UNDELIVERED, /* undelivered: expired, never signalled */
+    RECS_LOST_BLOCKED,   /* blocked: the thread blocks the signal for real */
     RECS_LOST_NREASONS
 };
 extern const char *const recs_lost_names[RECS_LOST_NREASONS];
@@ -85,6 +90,9 @@ typedef struct recs_thread {
     uint64_t arm_cpu, arm_period;
     bool stopped;                  /* timer paused at recs_stop ... */
     uint64_t stop_cpu;             /* ... when the CPU clock read this */
+    bool sig_blocked;              /* blocks the signal for real (raw
+                                      rt_sigprocmask): expiries it never
+                                      took are lost "blocked" */
     bool ended;                    /* exited; on the dead list */
     uint64_t end_ns, end_cpu;
     char name[16];                 /* at exit (prctl PR_GET_NAME) */
@@ -181,6 +189,23 @@ static inline void recs__thread_add_lost(recs_thread *t, int reason,
     atomic_fetch_add_explicit(&t->lost[reason].count, n, memory_order_relaxed);
     atomic_fetch_add_explicit(&t->lost[reason].ns, ns, memory_order_relaxed);
 }
+
+/* sigmask.c. Our own mask changes bypass the interposed pthread_sigmask
+ * (the program's view of its mask is kept there). */
+int  recs__real_sigmask(int how, const sigset_t *set, sigset_t *old);
+#define pthread_sigmask(h, s, o) recs__real_sigmask(h, s, o)
+int  recs__sigmask_view(void);
+bool recs__sigmask_defer(int sig, const siginfo_t *si);
+int  recs__sigmask_take(const sigset_t *set, siginfo_t *info);
+void recs__sigmask_adopt(int inherited_view);
+int  recs__sigmask_before_exec(void);
+void recs__sigmask_after_exec(int token);
+bool recs__tid_blocks_signal(pid_t tid);
+
+/* exit.c. Our own system calls bypass the interposed syscall(). */
+void recs__exit_finish(void);
+long recs__real_syscall(long number, ...);
+#define syscall recs__real_syscall
 
 /* handler.c */
 int  recs__install_handler(int signo);

@@ -55,6 +55,7 @@ static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
 
 const char *const recs_lost_names[RECS_LOST_NREASONS] = {
     "queue-full", "queue-busy", "unsafe", "timer-failed", "undelivered",
+    "blocked",
 };
 
 pid_t recs__gettid(void)
@@ -240,8 +241,9 @@ static uint64_t close_arming(recs_thread *t, uint64_t cpu_ns)
     used = cpu_ns - t->arm_cpu;
     e = used / t->arm_period;
     if (e > k)
-        recs__thread_add_lost(t, RECS_LOST_UNDELIVERED, e - k,
-                              (e - k) * t->arm_period);
+        recs__thread_add_lost(t, t->sig_blocked ? RECS_LOST_BLOCKED
+                                                : RECS_LOST_UNDELIVERED,
+                              e - k, (e - k) * t->arm_period);
     return used - e * t->arm_period;
 }
 
@@ -431,7 +433,9 @@ static void collect_pending(recs_thread *t)
         if (si.si_code != SI_TIMER || si.si_value.sival_ptr != &recs__timer_cookie)
             continue;
         atomic_fetch_add_explicit(&t->expiries, n, memory_order_relaxed);
-        recs__thread_add_lost(t, RECS_LOST_UNSAFE, n, n * period);
+        recs__thread_add_lost(t, t->sig_blocked ? RECS_LOST_BLOCKED
+                                                : RECS_LOST_UNSAFE,
+                              n, n * period);
     }
 }
 
@@ -440,17 +444,21 @@ static void collect_pending(recs_thread *t)
 void recs__thread_exit(void)
 {
     recs_thread *t = recs_self;
-    bool was_in = false;
+    bool was_in = false, blocked;
     sigset_t old;
 
     if (!t)
         return;
     /* The signal stays blocked: the thread is going away, and a timer
      * signal already pending must not reach a handler after the free. */
-    recs__block_signal(NULL);
+    recs__block_signal(&old);
+    /* Blocked before we blocked it: a raw rt_sigprocmask (sigmask.c keeps
+     * it open otherwise); what is pending or never signalled is that. */
+    blocked = recs_g.signo > 0 && sigismember(&old, recs_g.signo) == 1;
     recs__block_async(&old);
     atomic_store(&t->safe, 0);
     pthread_mutex_lock(&recs_g.reg_lock);
+    t->sig_blocked = blocked;
     /* A timer signal that was already pending would be discarded with the
      * thread: its CPU time is accounted as lost (teardown is unsafe).
      * Taken before the timer is stopped: re-arming or disarming a timer
