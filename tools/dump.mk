@@ -12,7 +12,7 @@ tools_rec_dump_SOURCES = tools/rec-dump.c tools/dump-render.c tools/dump-render.
 tools_rec_dump_CPPFLAGS = $(AM_CPPFLAGS) $(JANSSON_CFLAGS)
 tools_rec_dump_LDADD = tools/libreccli.la librecord/librecord.la $(JANSSON_LIBS)
 
-tools_rec_summary_SOURCES = tools/rec-summary.c
+tools_rec_summary_SOURCES = tools/rec-summary.c tools/losses.c tools/losses.h
 tools_rec_summary_CPPFLAGS = $(AM_CPPFLAGS) $(JANSSON_CFLAGS)
 tools_rec_summary_LDADD = tools/libreccli.la librecord/librecord.la $(JANSSON_LIBS)
 # <rec/events.h> is generated: objects built on their own (make tools/rec-dump)

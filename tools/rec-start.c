@@ -12,6 +12,7 @@
 #include "config.h"
 #include "start.h"
 #include "throttle.h"
+#include "losses.h"
 
 #include <rec/record.h>
 
@@ -243,6 +244,8 @@ static void summarize(const char *path, bool signaled)
     const rec_type *lost_type = NULL;
     long lost_field = -1;
     uint64_t samples = 0, lost = 0;
+    cli_losses *losses;
+    char line[1024];
     struct stat st;
     int rc;
 
@@ -256,9 +259,12 @@ static void summarize(const char *path, bool signaled)
         fprintf(stderr, "%s: %s: %s\n", prog, path, rec_strerror(rc));
         return;
     }
+    losses = cli_losses_new();
     while ((rc = rec_reader_next(r, &ev)) > 0) {
         const rec_type *t = rec_event_type(ev);
         uint32_t id = rec_type_id(t);
+        if (losses)
+            cli_losses_event(losses, ev);
         if (id == REC_TYPE_CPUTimeSample) {
             samples++;
         } else if (id == REC_TYPE_CPUTimeSampleLost) {
@@ -279,6 +285,10 @@ static void summarize(const char *path, bool signaled)
             : rec_reader_warning(r) ? (signaled ? " (unfinished: read up to the "
                                        "last flush)" : " (unfinished)")
             : "");
+    /* Where the CPU time without stacks went, when it matters. */
+    if (losses && *cli_losses_line(losses, line, sizeof line))
+        fprintf(stderr, "%s: %s\n", prog, line);
+    cli_losses_free(losses);
     rec_reader_close(r);
 }
 
