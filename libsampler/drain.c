@@ -15,9 +15,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* What the drain took from one thread under reg_lock. */
+/* What the drain took from one thread under reg_lock. The thread's pool
+ * entry is resolved after the lock is released (reading its name from
+ * /proc and interning are too slow for a lock that pthread_create and
+ * thread exit wait on): the drain owns the recs_thread until it frees it,
+ * so t and parent stay valid; what exit changes is copied. */
 typedef struct titem {
     rec_id ref, parent_ref;
+    recs_thread *t, *parent;
+    pid_t parent_tid;
+    bool ended, refresh, parent_ended;
+    char name[16], parent_name[16];
     uint32_t nreq;
     size_t off;                /* into the batch buffer */
     size_t slot_size;
@@ -66,12 +74,30 @@ static void pause_cpu(void)
     sched_yield();
 }
 
-static rec_id parent_ref(pid_t tid)
+/* reg_lock held: the parent, if it is a registered thread. */
+static void find_parent(titem *it, pid_t tid)
 {
+    it->parent_tid = tid;
     for (recs_thread *p = recs_g.threads; p; p = p->next)
-        if (p->tid == tid)
-            return recs__thread_ref(p, false);
-    return tid ? recs__thread_ref_tid(tid, NULL) : 0;
+        if (p->tid == tid) {
+            it->parent = p;
+            it->parent_ended = p->ended;
+            memcpy(it->parent_name, p->name, sizeof it->parent_name);
+            return;
+        }
+}
+
+/* reg_lock released: the pool entries of the item's threads. */
+static void resolve_refs(titem *it)
+{
+    it->ref = recs__thread_ref(it->t, it->ended, it->name, it->refresh);
+    if (it->start) {
+        if (it->parent)
+            it->parent_ref = recs__thread_ref(it->parent, it->parent_ended,
+                                              it->parent_name, false);
+        else if (it->parent_tid)
+            it->parent_ref = recs__thread_ref_tid(it->parent_tid, NULL);
+    }
 }
 
 /* Threads that block the sampling signal for real (a raw rt_sigprocmask
@@ -163,7 +189,7 @@ static void collect(recs_thread *t, bool dead, bool final, bool scanned)
         it->start = true;
         it->start_ns = t->start_ns;
         it->start_cpu = t->start_cpu;
-        it->parent_ref = parent_ref(t->parent_tid);
+        find_parent(it, t->parent_tid);
         t->start_pending = false;
     }
     if (dead || final) {
@@ -185,15 +211,16 @@ static void collect(recs_thread *t, bool dead, bool final, bool scanned)
     }
     /* Dead threads keep their exit-time name; live ones are re-read at most
      * once a second, and only when they have something to report. */
+    it->t = t;
+    it->ended = t->ended;
+    memcpy(it->name, t->name, sizeof it->name);
     if (dead || it->nreq || it->start || it->end)
-        it->ref = recs__thread_ref(t, !dead);
+        it->refresh = !dead;
     else {
         int any = 0;
         for (int i = 0; i < RECS_LOST_NREASONS; i++)
             any |= it->lost_n[i] != 0;
-        if (any)
-            it->ref = recs__thread_ref(t, false);
-        else
+        if (!any)
             nitems--;    /* nothing to say */
     }
 }
@@ -296,6 +323,8 @@ void recs__drain_locked(bool final)
         collect(t, true, final, scanned);
     pthread_mutex_unlock(&recs_g.reg_lock);
 
+    for (size_t i = 0; i < nitems; i++)
+        resolve_refs(&items[i]);
     for (size_t i = 0; i < nitems; i++)
         emit_item(&items[i]);
     /* Modules the symbolizer found on its own rescans (dlopen). */

@@ -141,15 +141,17 @@ rec_id recs__thread_ref_tid(pid_t tid, const char *name)
 
 /* The thread's pool entry; its name is read from /proc when refresh is
  * asked and a second has passed (names are set after creation, often by
- * the thread itself). reg_lock held. */
-rec_id recs__thread_ref(recs_thread *t, bool refresh)
+ * the thread itself). ended and name: what the thread's exit left, as the
+ * caller copied them under reg_lock. drain_lock held, reg_lock not. */
+rec_id recs__thread_ref(recs_thread *t, bool ended, const char *name,
+                        bool refresh)
 {
-    char path[64], name[32];
+    char path[64], comm[32];
     uint64_t now;
 
-    if (t->ended) {
-        if (!t->ref || strcmp(t->ref_name, t->name)) {
-            memcpy(t->ref_name, t->name, sizeof t->ref_name);
+    if (ended) {
+        if (!t->ref || strncmp(t->ref_name, name, sizeof t->ref_name)) {
+            memcpy(t->ref_name, name, sizeof t->ref_name);
             t->ref = recs__thread_ref_tid(t->tid, t->ref_name);
         }
         return t->ref;
@@ -159,12 +161,12 @@ rec_id recs__thread_ref(recs_thread *t, bool refresh)
         return t->ref;
     t->ref_checked_ns = now;
     snprintf(path, sizeof path, "/proc/self/task/%d/comm", (int)t->tid);
-    if (read_small(path, name, sizeof name) <= 0)
-        name[0] = '\0';
-    name[strcspn(name, "\n")] = '\0';
-    if (t->ref && !strncmp(name, t->ref_name, sizeof t->ref_name))
+    if (read_small(path, comm, sizeof comm) <= 0)
+        comm[0] = '\0';
+    comm[strcspn(comm, "\n")] = '\0';
+    if (t->ref && !strncmp(comm, t->ref_name, sizeof t->ref_name))
         return t->ref;
-    snprintf(t->ref_name, sizeof t->ref_name, "%s", name);
+    snprintf(t->ref_name, sizeof t->ref_name, "%s", comm);
     t->ref = recs__thread_ref_tid(t->tid, t->ref_name);
     return t->ref;
 }

@@ -1,14 +1,30 @@
 /*
- * libsampler/internal.h - state shared by the sampler's files:
- *   thread.c   per-thread state, registration, timers, teardown
- *   handler.c  the signal handler and the program's own handlers
- *   sampler.c  start/stop, the sampler thread
- *   drain.c    queues -> events
- *   emit.c     events that describe the recording (settings, process, CPU)
- *   stacks.c   request -> StackTrace (leaf correction, dedup cache)
- *   preload.c  LD_PRELOAD entry: constructor, pthread_create, fork, exec
- *   sigmask.c  the program's signal mask, the sampling signal kept open
- *   exit.c     _exit, _Exit, exit_group: the recording finished first
+ * libsampler/internal.h - state shared by the sampler's files. Nothing here
+ * is exported (libsampler.map); internal functions are recs__*.
+ *
+ * Signal context (code a timer signal may run; tagged "Signal-safe."):
+ *   handler.c   the handler, the fatal-signal path, the dispositions the
+ *               program sees for the signals rec uses (sigaction & co.)
+ *   fpwalk.c    the bounds-checked frame-pointer walk
+ *   queue.h     the per-thread request queue and its tri-state lock
+ *   sigwait.c   sigwait/sigtimedwait/signalfd: our signals kept from the
+ *               program's waits
+ *   sigmask.c   the program's signal mask: the sampling signal kept open,
+ *               the program's view of its mask kept per thread
+ *   exit.c      _exit, _Exit, exit_group: the recording finished first
+ * Threads and sessions:
+ *   thread.c    per-thread state, registration, timers, teardown
+ *   preload.c   LD_PRELOAD entry: constructor, pthread_create, fork, exec
+ *   sampler.c   start/stop of a recording, the sampler thread, REC_* options
+ *   throttle.c  the period grammar ("10ms", "500/s") and the rate rule
+ * Turning requests into events (sampler thread, drain_lock held):
+ *   drain.c     queues and lost counters -> ThreadStart, CPUTimeSample,
+ *               CPUTimeSampleLost, ThreadEnd
+ *   stacks.c    request -> StackTrace (leaf correction, dedup cache)
+ *   emit.c      events that describe the recording (settings, process, CPU)
+ *   untracked.c threads the library never knew, read from /proc
+ *   symbols.c, sym-elf.c, sym-cfi.c   modules, ELF/DWARF symbols, the
+ *               CFI leaf rule (symbols.h, sym-internal.h)
  */
 #ifndef RECS_INTERNAL_H
 #define RECS_INTERNAL_H
@@ -213,15 +229,20 @@ void recs__install_fatal_handlers(void);
 bool recs__handler_replaced(void);
 void recs__warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* sampler.c */
+/* drain.c */
 void recs__drain_locked(bool final);
 void recs__chunk_modules(void);
+
+/* sampler.c */
 int  recs__start_config(const recs_config *cfg);
 int  recs__stop(bool from_sampler, bool bounded);
-void recs__after_fork_child(void);
 void recs__config_free(recs_config *cfg);
 int  recs__config_from_env(recs_config *cfg, char *err, size_t errlen);
 uint64_t recs__now_ns(void);
+
+/* sigwait.c: libc's sigtimedwait, past our interposer. */
+int recs__real_sigtimedwait(const sigset_t *set, siginfo_t *si,
+                            const struct timespec *timeout);
 
 /* preload.c */
 void recs__hooks_once(void);                        /* pthread_atfork */
@@ -237,8 +258,8 @@ void recs__untracked_reset(void);
 /* emit.c */
 void recs__emit_settings(void);
 void recs__emit_process(void);
-void recs__emit_end(void);
-rec_id recs__thread_ref(recs_thread *t, bool refresh);
+rec_id recs__thread_ref(recs_thread *t, bool ended, const char *name,
+                        bool refresh);
 rec_id recs__thread_ref_tid(pid_t tid, const char *name);
 
 /* stacks.c */

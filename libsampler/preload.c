@@ -296,14 +296,16 @@ static void before_exec(void)
     recs__stop(false, true);
     /* Before Linux 6.13 a deleted timer's signal still pending in this
      * thread (signal blocked) survives the exec, and the new image's
-     * handler would not know its cookie. Our sigtimedwait() takes ours;
-     * one of the program's own is put back as it was. */
+     * handler would not know its cookie. Ours is dropped (the session is
+     * closed: its time is in the last accounting); one of the program's
+     * own is put back as it was. */
     if (recs_g.signo <= 0)
         return;
     sigemptyset(&set);
     sigaddset(&set, recs_g.signo);
-    rc = sigtimedwait(&set, &si, &zero);
-    if (rc == recs_g.signo)
+    rc = recs__real_sigtimedwait(&set, &si, &zero);
+    if (rc == recs_g.signo && !(si.si_code == SI_TIMER &&
+                                si.si_value.sival_ptr == &recs__timer_cookie))
         syscall(SYS_rt_tgsigqueueinfo, getpid(), recs__gettid(), rc, &si);
 }
 

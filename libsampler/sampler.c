@@ -1,6 +1,7 @@
 /*
  * libsampler/sampler.c - recording sessions: start, stop, the sampler
- * thread and the drain.
+ * thread that drains (drain.c) and flushes periodically, and the REC_*
+ * options read from the environment.
  *
  * Locks, outermost first: ctl_lock (start/stop/throttle), drain_lock (the
  * writer, the stream, the symbol tables: every event is written under it),

@@ -31,8 +31,10 @@ typedef int (*sigtimedwait_fn)(const sigset_t *, siginfo_t *,
 static _Atomic(sigtimedwait_fn) real_stw;
 static _Atomic int signalfd_warned;
 
-/* Signal-safe once resolved (the constructor resolves it). */
-static int real_sigtimedwait(const sigset_t *set, siginfo_t *si,
+/* Signal-safe once resolved (the constructor resolves it). The library's
+ * own waits (a thread's exit, an exec) use this one, never the interposer
+ * below, which would count our signals as lost a second time. */
+int recs__real_sigtimedwait(const sigset_t *set, siginfo_t *si,
                              const struct timespec *timeout)
 {
     sigtimedwait_fn f = atomic_load(&real_stw);
@@ -91,11 +93,10 @@ int sigtimedwait(const sigset_t *set, siginfo_t *info,
 {
     uint64_t deadline = 0;
     siginfo_t si;
-
     int kept;
 
     if (recs_g.signo <= 0 || sigismember(set, recs_g.signo) != 1)
-        return real_sigtimedwait(set, info, timeout);
+        return recs__real_sigtimedwait(set, info, timeout);
     /* The program's own instance, kept while its mask blocked it. */
     if ((kept = recs__sigmask_take(set, info)) > 0)
         return kept;
@@ -118,7 +119,7 @@ int sigtimedwait(const sigset_t *set, siginfo_t *info,
             rem.tv_nsec = (long)(left % 1000000000u);
             tp = &rem;
         }
-        rc = real_sigtimedwait(set, &si, tp);
+        rc = recs__real_sigtimedwait(set, &si, tp);
         if (rc < 0)
             return rc;
         if (!swallow(&si)) {

@@ -428,7 +428,7 @@ static void collect_pending(recs_thread *t)
         return;
     sigemptyset(&set);
     sigaddset(&set, recs_g.signo);
-    while (sigtimedwait(&set, &si, &zero) == recs_g.signo) {
+    while (recs__real_sigtimedwait(&set, &si, &zero) == recs_g.signo) {
         uint64_t n = 1 + (uint64_t)(si.si_overrun > 0 ? si.si_overrun : 0);
         if (si.si_code != SI_TIMER || si.si_value.sival_ptr != &recs__timer_cookie)
             continue;

@@ -22,6 +22,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <rec/record.h>   /* REC_E* codes, rec_strerror() */
 
 #ifdef __cplusplus
 extern "C" {
