@@ -68,6 +68,15 @@ static const char *axis_label(char *buf, size_t len, uint64_t x, uint64_t step)
     return buf;
 }
 
+static uint64_t lv_sum(const cpu_thread *t, int64_t k0, int64_t k1)
+{
+    uint64_t s = 0;
+    for (int64_t k = k0; k <= k1; k++)
+        if (t->lv && k >= t->iv_lo && k < t->iv_lo + (int64_t)t->iv_n)
+            s += t->lv[k - t->iv_lo];
+    return s;
+}
+
 static uint64_t iv_sum(const cpu_thread *t, int64_t k0, int64_t k1)
 {
     uint64_t s = 0;
@@ -111,8 +120,8 @@ static void svg_body(FILE *f, const cpu_model *m, cpu_thread **v, size_t n)
             cpu_fmt_ms(a, sizeof a, col_ns),
             merge > 1 ? " (merged to fit)" : "");
     fprintf(f, "<text x=\"8\" y=\"34\" fill=\"#555\">bar height and colour: "
-            "share of one CPU in the interval; time in seconds from the "
-            "recording's start</text>\n");
+            "share of one CPU in the interval (grey: lost, no stack); "
+            "time in seconds from the recording's start</text>\n");
 
     /* Time axis with grid lines. */
     uint64_t step = nice_step(span);
@@ -146,12 +155,33 @@ static void svg_body(FILE *f, const cpu_model *m, cpu_thread **v, size_t n)
         for (uint64_t col = 0; col < cols; col++) {
             int64_t k0 = lo + (int64_t)(col * merge);
             int64_t k1 = k0 + (int64_t)merge - 1;
-            uint64_t ns = iv_sum(t, k0, k1);
-            if (!ns)
-                continue;
+            uint64_t ns = iv_sum(t, k0, k1), lns = lv_sum(t, k0, k1);
             double share = (double)ns / (double)col_ns;
             double hshare = share > 1.0 ? 1.0 : share;
             double h = hshare * LANE_H;
+            if (lns) {
+                /* Lost CPU (no stack) stacked on the sampled part, grey. */
+                double lshare = (double)lns / (double)col_ns;
+                double lh = (lshare > 1.0 - hshare ? 1.0 - hshare : lshare)
+                            * LANE_H;
+                if (lh < 1.0)
+                    lh = 1.0;
+                fprintf(f, "<rect class=\"lost\" x=\"%.2f\" y=\"%.2f\" "
+                        "width=\"%.2f\" height=\"%.2f\" fill=\"#a9aeb8\">"
+                        "<title>", LABEL_W + (double)col * col_w,
+                        y + LANE_H - (ns ? (h < 1.0 ? 1.0 : h) : 0) - lh,
+                        col_w, lh);
+                xml_str(f, lbl);
+                fprintf(f, " %s-%s s: %s ms CPU without stacks (lost)"
+                        "</title></rect>\n",
+                        cpu_fmt_rel(a, sizeof a, m,
+                                    m->origin_ns + (uint64_t)k0 * I),
+                        cpu_fmt_rel(b, sizeof b, m,
+                                    m->origin_ns + (uint64_t)(k1 + 1) * I),
+                        cpu_fmt_ms(c, sizeof c, lns));
+            }
+            if (!ns)
+                continue;
             if (h < 1.0)
                 h = 1.0;
             fprintf(f, "<rect class=\"cpu\" x=\"%.2f\" y=\"%.2f\" "
