@@ -19,7 +19,8 @@
  * blocks the signal when it starts (an inherited mask after exec, a
  * pthread_attr_setsigmask_np mask) adopts that as its view and unblocks it.
  * Before an exec, the real mask is made the view again, so that the new
- * image starts with the mask the program asked for.
+ * image starts with the mask the program asked for; a posix_spawn child
+ * that would inherit the caller's mask gets the view's.
  *
  * What stays out of reach: a raw rt_sigprocmask system call, or glibc's
  * own internal mask changes (they do not go through the PLT). Such threads
@@ -40,6 +41,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,12 +58,17 @@ typedef int (*ppoll_fn)(struct pollfd *, nfds_t, const struct timespec *,
                         const sigset_t *);
 typedef int (*epoll_pwait_fn)(int, struct epoll_event *, int, int,
                               const sigset_t *);
+typedef int (*spawn_fn)(pid_t *, const char *,
+                        const posix_spawn_file_actions_t *,
+                        const posix_spawnattr_t *, char *const[],
+                        char *const[]);
 
 static sigmask_fn real_psm;
 static sigsuspend_fn real_sigsuspend;
 static pselect_fn real_pselect;
 static ppoll_fn real_ppoll;
 static epoll_pwait_fn real_epoll_pwait;
+static spawn_fn real_spawn, real_spawnp;
 
 __attribute__((constructor))
 static void sigmask_init(void)
@@ -71,6 +78,8 @@ static void sigmask_init(void)
     real_pselect = (pselect_fn)dlsym(RTLD_NEXT, "pselect");
     real_ppoll = (ppoll_fn)dlsym(RTLD_NEXT, "ppoll");
     real_epoll_pwait = (epoll_pwait_fn)dlsym(RTLD_NEXT, "epoll_pwait");
+    real_spawn = (spawn_fn)dlsym(RTLD_NEXT, "posix_spawn");
+    real_spawnp = (spawn_fn)dlsym(RTLD_NEXT, "posix_spawnp");
 }
 
 /* The program's instances of the sampling signal it has blocked (in its
@@ -399,4 +408,50 @@ bool recs__tid_blocks_signal(pid_t tid)
         return false;
     mask = strtoull(p + 8, NULL, 16);
     return (mask >> (s - 1)) & 1;
+}
+
+/* posix_spawn: a child that does not set its own mask inherits the
+ * caller's real one, where the sampling signal is open; if the program's
+ * view blocks it, the child gets the mask the program has in its view. */
+static int spawn(spawn_fn real, pid_t *pid, const char *path,
+                 const posix_spawn_file_actions_t *fa,
+                 const posix_spawnattr_t *attr, char *const argv[],
+                 char *const envp[])
+{
+    posix_spawnattr_t a;
+    short flags = 0;
+    sigset_t mask;
+    int s = ours();
+
+    if (!real)
+        return ENOSYS;
+    if (s <= 0 || !view_blocked ||
+        (attr && (posix_spawnattr_getflags(attr, &flags) != 0 ||
+                  (flags & POSIX_SPAWN_SETSIGMASK))))
+        return real(pid, path, fa, attr, argv, envp);
+    if (attr)
+        memcpy(&a, attr, sizeof a);    /* glibc's is plain data */
+    else
+        posix_spawnattr_init(&a);
+    recs__real_sigmask(SIG_BLOCK, NULL, &mask);
+    sigaddset(&mask, s);
+    posix_spawnattr_setsigmask(&a, &mask);
+    posix_spawnattr_setflags(&a, (short)(flags | POSIX_SPAWN_SETSIGMASK));
+    return real(pid, path, fa, &a, argv, envp);
+}
+
+int posix_spawn(pid_t *pid, const char *path,
+                const posix_spawn_file_actions_t *fa,
+                const posix_spawnattr_t *attr, char *const argv[],
+                char *const envp[])
+{
+    return spawn(real_spawn, pid, path, fa, attr, argv, envp);
+}
+
+int posix_spawnp(pid_t *pid, const char *file,
+                 const posix_spawn_file_actions_t *fa,
+                 const posix_spawnattr_t *attr, char *const argv[],
+                 char *const envp[])
+{
+    return spawn(real_spawnp, pid, file, fa, attr, argv, envp);
 }
