@@ -58,6 +58,10 @@
 #define RECS_DRAIN_MAX_NS    100000000ull
 #endif
 #define RECS_DEAD_WAKE       32
+/* What a SIGKILL can cost: the samples since the last flush. The drain
+ * wakes up this often anyway, and the flush then costs one lz4 block and
+ * one write (bench/sampler-exits.sh). */
+#define RECS_FLUSH_DEFAULT_NS 100000000ull
 #define RECS_REEVAL_NS       100000000ull    /* rate re-evaluation */
 #define RECS_THREAD_BYTES    (64u << 10)     /* per-thread memory budget */
 #define RECS_STOP_WAIT_NS    2000000000ull   /* bounded stop: exit, exec */

@@ -166,8 +166,8 @@ void cli_losses_event(cli_losses *l, const rec_event *ev)
             hit(l, "failed", 6, p, tid_of(ev, l->thread));
     } else if (l->kind == 2) {
         uint64_t ns = get_u(ev, l->lost_time);
-        const char *name = "unknown";
-        size_t len = 7;
+        const char *name = "none given";
+        size_t len = 10;
         l->total_ns += ns;
         if (l->reason >= 0 && rec_event_get(ev, (size_t)l->reason, &v) == 0 &&
             v.kind == REC_REF && v.v.ref.entry &&

@@ -66,7 +66,7 @@ static void usage(FILE *f)
 "                           over the machine (500/s); default 10ms\n"
 "  -d, --stack-depth N      frames per sample, 1..1024 (default 64)\n"
 "      --max-chunk-size S   start a new chunk above S bytes (64M)\n"
-"      --flush-interval T   data readable within T (default 1s)\n"
+"      --flush-interval T   data readable within T (default 100ms)\n"
 "      --signal SIG         timer signal (default SIGPROF)\n"
 "  -c, --follow-children    record descendant processes too, each into\n"
 "                           its own file (default: only PROGRAM)\n"
@@ -346,7 +346,7 @@ static int child_env(const struct opts *o, const char *output, const char *lib)
     rc |= setenv("REC_FOLLOW_CHILDREN", o->follow ? "1" : "0", 1);
     rc |= setenv("REC_THROTTLE", o->throttle ? o->throttle : "10ms", 1);
     rc |= setenv("REC_STACK_DEPTH", o->depth ? o->depth : "64", 1);
-    rc |= setenv("REC_FLUSH_INTERVAL", o->flush ? o->flush : "1s", 1);
+    rc |= setenv("REC_FLUSH_INTERVAL", o->flush ? o->flush : "100ms", 1);
     if (o->max_chunk)
         rc |= setenv("REC_MAX_CHUNK_SIZE", o->max_chunk, 1);
     else

@@ -414,11 +414,6 @@ static int print_json(const struct summary *s, FILE *f)
     json_t *j = json_object(), *types = json_array(), *threads = json_array();
     snprintf(v, sizeof v, "%u.%u", s->major, s->minor);
     json_object_set_new(j, "file", jstr(s->path));
-    {
-        char line[1024];
-        if (s->losses && *cli_losses_line(s->losses, line, sizeof line))
-            json_object_set_new(j, "withoutStacks", jstr(line));
-    }
     json_object_set_new(j, "formatVersion", json_string(v));
     json_object_set_new(j, "chunks", json_integer((json_int_t)s->chunks));
     json_object_set_new(j, "startTime", json_integer((json_int_t)s->start_ns));
@@ -443,6 +438,9 @@ static int print_json(const struct summary *s, FILE *f)
     json_object_set_new(cpu, "threads", threads);
     struct thread_stat tot = total_of(s);
     json_object_set_new(cpu, "total", thread_json(&tot, false));
+    char line[1024];
+    if (s->losses && *cli_losses_line(s->losses, line, sizeof line))
+        json_object_set_new(cpu, "withoutStacks", jstr(line));
     json_object_set_new(j, "cpuTimeSamples", cpu);
     int rc = json_dumpf(j, f, JSON_INDENT(2));
     fputc('\n', f);
