@@ -227,6 +227,18 @@ static int change(int how, const sigset_t *set, sigset_t *old)
         else if (sigismember(set, s) == 1)
             now = how == SIG_BLOCK;
     }
+    /* A vfork child runs on its parent's thread-local view: it changes
+     * its own mask for real (it is about to exec), the parent's view
+     * stays. */
+    if (set && recs_g.pid && getpid() != recs_g.pid) {
+        rc = recs__real_sigmask(how, set, &real_old);
+        if (rc == 0 && old) {
+            *old = real_old;
+            if (was)
+                sigaddset(old, s);
+        }
+        return rc;
+    }
     rc = recs__real_sigmask(how, set ? &real_set : NULL, &real_old);
     if (rc != 0)
         return rc;
