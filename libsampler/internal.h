@@ -105,9 +105,11 @@ typedef struct recs_thread {
     bool start_pending;            /* ThreadStart not written yet */
     uint64_t start_ns, start_cpu;  /* when sampling began */
     /* The current arming: CPU clock read just before timer_settime and
-     * the period armed; expiries = floor((cpu - arm_cpu) / arm_period). */
+     * the period armed, and how much sooner than a period after it the
+     * first expiry was set (arm_phase): expiries = floor((cpu - arm_cpu +
+     * arm_phase) / arm_period). */
     bool armed;
-    uint64_t arm_cpu, arm_period;
+    uint64_t arm_cpu, arm_period, arm_phase;
     bool stopped;                  /* timer paused at recs_stop ... */
     uint64_t stop_cpu;             /* ... when the CPU clock read this */
     bool sig_blocked;              /* blocks the signal for real (raw

@@ -21,8 +21,10 @@
  *   func NAME          (every distinct function name seen in stacks)
  * With --accounting: for every thread with a ThreadStart and a ThreadEnd,
  * |samples' periods + lost time - (end cpu - start cpu)| must be below the
- * period in force at the ThreadEnd (the partial period that never expired:
- * expiries the kernel did not signal are counted lost as "undelivered")
+ * largest period in force during the thread's life (the first expiry comes
+ * after a random part of a period, the partial period at the end never
+ * expires; expiries the kernel did not signal are counted lost as
+ * "undelivered")
  * plus SLACK_NS (clock reads), per recording session of the thread, plus
  * P% of its CPU time (default 0): prints "accounting-error ..." lines and
  * exits 1 otherwise.
@@ -41,6 +43,7 @@ struct th {
     uint64_t pid, tid;
     uint64_t samples, period_ns, lost, lost_ns, allow, undelivered;
     uint64_t stacked_ns, blocked;
+    uint64_t span_period;       /* largest period in force in the span */
     uint64_t start_cpu, end_cpu;
     uint64_t cpu_ns;
     int started, ended, snapshot, open, spans;
@@ -204,6 +207,9 @@ int main(int argc, char **argv)
         if (!strcmp(type, "RecordingSettings")) {
             settings++;
             set_period = field_u(ev, "samplingPeriod");
+            for (size_t i = 0; i < nths; i++)
+                if (ths[i].open && set_period > ths[i].span_period)
+                    ths[i].span_period = set_period;
             continue;
         }
         if (!strcmp(type, "ProcessInfo")) {
@@ -286,6 +292,7 @@ int main(int argc, char **argv)
             th->started = 1;
             th->start_cpu = field_u(ev, "cpuTime");
             th->open = 1;
+            th->span_period = set_period;
         } else {
             ends++;
             th->ended = 1;
@@ -295,7 +302,11 @@ int main(int argc, char **argv)
             if (th->open && th->end_cpu > th->start_cpu)
                 th->cpu_ns += th->end_cpu - th->start_cpu;
             th->spans++;
-            th->allow += set_period;
+            /* The first expiry may come up to a period early (random
+             * phase) and the last partial period never expires: within
+             * the largest period in force during the span. */
+            th->allow += set_period > th->span_period ? set_period
+                                                      : th->span_period;
             th->open = 0;
             th->snapshot = (int)field_u(ev, "snapshot");
             snaps += th->snapshot;

@@ -277,6 +277,8 @@ static void place_lost(cpu_model *m, cpu_thread *t)
     uint64_t floor = m->lo_ns > m->origin_ns ? m->lo_ns : m->origin_ns;
     uint64_t from = t->has_start ? t->start_ns : t->first_ns;
 
+    if (!t->nlost)
+        return;
     qsort(t->lost, t->nlost, sizeof *t->lost, cmp_lost);
     for (size_t i = 0; i < t->nlost; i++) {
         uint64_t end = t->lost[i].ts > floor ? t->lost[i].ts : floor;
