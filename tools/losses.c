@@ -89,21 +89,22 @@ static void cache(cli_losses *l, const rec_type *t)
     l->reason = rec_type_field_index(t, "reason");
 }
 
-static uint64_t get_u(const rec_event *ev, long f)
+/* The event's values read in place: this runs for every event. */
+static uint64_t get_u(const rec_value *vals, long f)
 {
-    rec_value v;
-    if (f < 0 || rec_event_get(ev, (size_t)f, &v) != 0)
+    if (f < 0)
         return 0;
-    return v.kind == REC_UINT ? v.v.u : v.kind == REC_BOOL ? v.v.b : 0;
+    return vals[f].kind == REC_UINT ? vals[f].v.u :
+           vals[f].kind == REC_BOOL ? vals[f].v.b : 0;
 }
 
-static uint64_t tid_of(const rec_event *ev, long f)
+static uint64_t tid_of(const rec_value *vals, long f)
 {
     rec_value v;
     const rec_type *t;
     long i;
 
-    if (f < 0 || rec_event_get(ev, (size_t)f, &v) != 0 || v.kind != REC_REF ||
+    if (f < 0 || (v = vals[f]).kind != REC_REF ||
         !v.v.ref.entry || !(t = rec_entry_type(v.v.ref.entry)) ||
         (i = rec_type_field_index(t, "osThreadId")) < 0 ||
         rec_entry_get(v.v.ref.entry, (size_t)i, &v) != 0 || v.kind != REC_UINT)
@@ -150,33 +151,35 @@ static void hit(cli_losses *l, const char *name, size_t len, uint64_t ns,
 void cli_losses_event(cli_losses *l, const rec_event *ev)
 {
     const rec_type *t = rec_event_type(ev);
+    const rec_value *vals;
     rec_value v;
 
     if (!t)
         return;
     if (t != l->type)
         cache(l, t);
+    if (!l->kind || !(vals = rec_event_values(ev)))
+        return;
     if (l->kind == 1) {
-        uint64_t p = get_u(ev, l->period);
-        bool nostack = get_u(ev, l->failed) ||
-            l->stack < 0 || rec_event_get(ev, (size_t)l->stack, &v) != 0 ||
-            v.kind != REC_REF || !v.v.ref.entry;
+        uint64_t p = get_u(vals, l->period);
+        bool nostack = get_u(vals, l->failed) || l->stack < 0 ||
+            vals[l->stack].kind != REC_REF || !vals[l->stack].v.ref.entry;
         l->total_ns += p;
         if (nostack)
-            hit(l, "failed", 6, p, tid_of(ev, l->thread));
-    } else if (l->kind == 2) {
-        uint64_t ns = get_u(ev, l->lost_time);
+            hit(l, "failed", 6, p, tid_of(vals, l->thread));
+    } else {
+        uint64_t ns = get_u(vals, l->lost_time);
         const char *name = "none given";
         size_t len = 10;
         l->total_ns += ns;
-        if (l->reason >= 0 && rec_event_get(ev, (size_t)l->reason, &v) == 0 &&
-            v.kind == REC_REF && v.v.ref.entry &&
+        if (l->reason >= 0 && (v = vals[l->reason]).kind == REC_REF &&
+            v.v.ref.entry &&
             rec_entry_get(v.v.ref.entry, 0, &v) == 0 && v.kind == REC_STRING) {
             name = v.v.str.s;
             len = v.v.str.len;
         }
         if (ns)
-            hit(l, name, len, ns, tid_of(ev, l->thread));
+            hit(l, name, len, ns, tid_of(vals, l->thread));
     }
 }
 
