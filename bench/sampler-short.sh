@@ -4,6 +4,8 @@
 # each, 50 alive at a time (on this 2-core machine each runs in slices).
 #
 #   sampler-short.sh [BUILD [RUNS [PERIOD]]]   (default _build, 5, 10ms)
+#   REC_START=OTHER/tools/rec-start sampler-short.sh ...   (rec of another
+#   tree on the same workload, for before/after; perf as usual)
 #
 # rec: share of the recorded CPU time (all periods + lost) in samples with
 # a stack, the lost time by reason, and the recorded total against the
@@ -16,7 +18,8 @@ set -u
 B=$(cd "${1:-_build}" && pwd)
 RUNS=${2:-5}
 PERIOD=${3:-10ms}
-START=$B/tools/rec-start
+# REC_START: another tree's rec-start (a before/after comparison).
+START=${REC_START:-$B/tools/rec-start}
 CHECK=$B/tests/sampler-check
 W=$B/bench/short-threads
 tmp=$(mktemp -d)
@@ -32,7 +35,7 @@ for i in $(seq "$RUNS"); do
     rm -f "$tmp/r.rec"
     /usr/bin/time -f '%U %S' -o "$tmp/time" "$START" -q -t $PERIOD -o "$tmp/r.rec" -- "$W" 2000 50 20
     "$CHECK" "$tmp/r.rec" >"$tmp/chk" 2>&1
-    "$B/tools/rec-summary" "$tmp/r.rec" | tail -1 >"$tmp/line"
+    "$B/tools/rec-summary" "$tmp/r.rec" | grep "without stacks" >"$tmp/line"
     echo "$(field stacked_ns "$tmp/chk") $(field period_ns "$tmp/chk") $(field lost_ns "$tmp/chk") $(awk '{ print ($1 + $2) * 1e9 }' "$tmp/time") $(field undelivered "$tmp/chk") $(field unsafe "$tmp/chk")" >>"$tmp/rec"
 done
 printf 'rec  %s: share with stacks %s of recorded CPU (runs: %s); stacked / workers'"'"' CPU (2000 x 20 ms) %s; recorded/process CPU %s; lost undelivered %s, unsafe %s samples (medians)\n' \
@@ -41,7 +44,7 @@ printf 'rec  %s: share with stacks %s of recorded CPU (runs: %s); stacked / work
     "$(awk '{ print $1 / 40e9 }' "$tmp/rec" | median)" \
     "$(awk '{ print ($2 + $3) / $4 }' "$tmp/rec" | median)" \
     "$(awk '{ print $5 }' "$tmp/rec" | median)" "$(awk '{ print $6 }' "$tmp/rec" | median)"
-echo "rec-summary says: $(cat "$tmp/line")"
+echo "rec-summary says (last run): $(cat "$tmp/line")"
 if command -v perf >/dev/null 2>&1 && perf record -q -e cpu-clock -c 1000000 -o "$tmp/p.data" true 2>/dev/null; then
     : >"$tmp/perf"
     for i in $(seq "$RUNS"); do
