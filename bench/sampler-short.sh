@@ -6,6 +6,7 @@
 #   sampler-short.sh [BUILD [RUNS [PERIOD]]]   (default _build, 5, 10ms)
 #   REC_START=OTHER/tools/rec-start sampler-short.sh ...   (rec of another
 #   tree on the same workload, for before/after; perf as usual)
+#   SHORT_THREADS=N: N threads instead of 2000 (a loaded machine)
 #
 # rec: share of the recorded CPU time (all periods + lost) in samples with
 # a stack, the lost time by reason, and the recorded total against the
@@ -22,6 +23,7 @@ PERIOD=${3:-10ms}
 START=${REC_START:-$B/tools/rec-start}
 CHECK=$B/tests/sampler-check
 W=$B/bench/short-threads
+N=${SHORT_THREADS:-2000}     # threads in all (the CPU time scales with it)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 make -s -C "$B" tests/sampler-check bench/short-threads >/dev/null || exit 1
@@ -33,28 +35,28 @@ echo "# $(date -u +%FT%TZ) $(uname -r) $(nproc) cpus runs=$RUNS period=$PERIOD H
 : >"$tmp/rec"
 for i in $(seq "$RUNS"); do
     rm -f "$tmp/r.rec"
-    /usr/bin/time -f '%U %S' -o "$tmp/time" "$START" -q -t $PERIOD -o "$tmp/r.rec" -- "$W" 2000 50 20
+    /usr/bin/time -f '%U %S' -o "$tmp/time" "$START" -q -t $PERIOD -o "$tmp/r.rec" -- "$W" $N 50 20
     "$CHECK" "$tmp/r.rec" >"$tmp/chk" 2>&1
     "$B/tools/rec-summary" "$tmp/r.rec" | grep "without stacks" >"$tmp/line"
     echo "$(field stacked_ns "$tmp/chk") $(field period_ns "$tmp/chk") $(field lost_ns "$tmp/chk") $(awk '{ print ($1 + $2) * 1e9 }' "$tmp/time") $(field undelivered "$tmp/chk") $(field unsafe "$tmp/chk")" >>"$tmp/rec"
 done
-printf 'rec  %s: share with stacks %s of recorded CPU (runs: %s); stacked / workers'"'"' CPU (2000 x 20 ms) %s; recorded/process CPU %s; lost undelivered %s, unsafe %s samples (medians)\n' \
+printf 'rec  %s: share with stacks %s of recorded CPU (runs: %s); stacked / workers'"'"' CPU ($N x 20 ms) %s; recorded/process CPU %s; lost undelivered %s, unsafe %s samples (medians)\n' \
     $PERIOD "$(awk '{ print $1 / ($2 + $3) }' "$tmp/rec" | median)" \
     "$(awk '{ printf "%.3f ", $1 / ($2 + $3) }' "$tmp/rec")" \
-    "$(awk '{ print $1 / 40e9 }' "$tmp/rec" | median)" \
+    "$(awk '{ print $1 / ($N * 0.02e9) }' "$tmp/rec" | median)" \
     "$(awk '{ print ($2 + $3) / $4 }' "$tmp/rec" | median)" \
     "$(awk '{ print $5 }' "$tmp/rec" | median)" "$(awk '{ print $6 }' "$tmp/rec" | median)"
 echo "rec-summary says (last run): $(cat "$tmp/line")"
 if command -v perf >/dev/null 2>&1 && perf record -q -e cpu-clock -c 1000000 -o "$tmp/p.data" true 2>/dev/null; then
     : >"$tmp/perf"
     for i in $(seq "$RUNS"); do
-        /usr/bin/time -f '%U %S' -o "$tmp/time" perf record -q -e cpu-clock -c $period_ns -o "$tmp/p.data" -- "$W" 2000 50 20 2>/dev/null
+        /usr/bin/time -f '%U %S' -o "$tmp/time" perf record -q -e cpu-clock -c $period_ns -o "$tmp/p.data" -- "$W" $N 50 20 2>/dev/null
         n=$(perf script -i "$tmp/p.data" -F comm 2>/dev/null | grep -c short-threads)
         echo "$n" >>"$tmp/perf"
     done
-    printf 'perf cpu-clock %s: samples x period / workers'"'"' CPU (2000 x 20 ms) %s (runs: %s)\n' $PERIOD \
-        "$(awk -v p=$period_ns '{ print $1 * p / 40e9 }' "$tmp/perf" | median)" \
-        "$(awk -v p=$period_ns '{ printf "%.3f ", $1 * p / 40e9 }' "$tmp/perf")"
+    printf 'perf cpu-clock %s: samples x period / workers'"'"' CPU ($N x 20 ms) %s (runs: %s)\n' $PERIOD \
+        "$(awk -v p=$period_ns '{ print $1 * p / ($N * 0.02e9) }' "$tmp/perf" | median)" \
+        "$(awk -v p=$period_ns '{ printf "%.3f ", $1 * p / ($N * 0.02e9) }' "$tmp/perf")"
 else
     echo "perf: not usable here (perf_event_paranoid?), skipped"
 fi
