@@ -43,7 +43,7 @@ done
 printf 'rec  %s: share with stacks %s of recorded CPU (runs: %s); stacked / workers'"'"' CPU ($N x 20 ms) %s; recorded/process CPU %s; lost undelivered %s, unsafe %s samples (medians)\n' \
     $PERIOD "$(awk '{ print $1 / ($2 + $3) }' "$tmp/rec" | median)" \
     "$(awk '{ printf "%.3f ", $1 / ($2 + $3) }' "$tmp/rec")" \
-    "$(awk '{ print $1 / ($N * 0.02e9) }' "$tmp/rec" | median)" \
+    "$(awk -v n=$N '{ print $1 / (n * 0.02e9) }' "$tmp/rec" | median)" \
     "$(awk '{ print ($2 + $3) / $4 }' "$tmp/rec" | median)" \
     "$(awk '{ print $5 }' "$tmp/rec" | median)" "$(awk '{ print $6 }' "$tmp/rec" | median)"
 echo "rec-summary says (last run): $(cat "$tmp/line")"
@@ -55,8 +55,8 @@ if command -v perf >/dev/null 2>&1 && perf record -q -e cpu-clock -c 1000000 -o 
         echo "$n" >>"$tmp/perf"
     done
     printf 'perf cpu-clock %s: samples x period / workers'"'"' CPU ($N x 20 ms) %s (runs: %s)\n' $PERIOD \
-        "$(awk -v p=$period_ns '{ print $1 * p / ($N * 0.02e9) }' "$tmp/perf" | median)" \
-        "$(awk -v p=$period_ns '{ printf "%.3f ", $1 * p / ($N * 0.02e9) }' "$tmp/perf")"
+        "$(awk -v p=$period_ns -v n=$N '{ print $1 * p / (n * 0.02e9) }' "$tmp/perf" | median)" \
+        "$(awk -v p=$period_ns -v n=$N '{ printf "%.3f ", $1 * p / (n * 0.02e9) }' "$tmp/perf")"
 else
     echo "perf: not usable here (perf_event_paranoid?), skipped"
 fi
