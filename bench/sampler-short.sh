@@ -40,7 +40,7 @@ for i in $(seq "$RUNS"); do
     "$B/tools/rec-summary" "$tmp/r.rec" | grep "without stacks" >"$tmp/line"
     echo "$(field stacked_ns "$tmp/chk") $(field period_ns "$tmp/chk") $(field lost_ns "$tmp/chk") $(awk '{ print ($1 + $2) * 1e9 }' "$tmp/time") $(field undelivered "$tmp/chk") $(field unsafe "$tmp/chk")" >>"$tmp/rec"
 done
-printf 'rec  %s: share with stacks %s of recorded CPU (runs: %s); stacked / workers'"'"' CPU ($N x 20 ms) %s; recorded/process CPU %s; lost undelivered %s, unsafe %s samples (medians)\n' \
+printf 'rec  %s: share with stacks %s of recorded CPU (runs: %s); stacked / workers'"'"' CPU ('"$N"' x 20 ms) %s; recorded/process CPU %s; lost undelivered %s, unsafe %s samples (medians)\n' \
     $PERIOD "$(awk '{ print $1 / ($2 + $3) }' "$tmp/rec" | median)" \
     "$(awk '{ printf "%.3f ", $1 / ($2 + $3) }' "$tmp/rec")" \
     "$(awk -v n=$N '{ print $1 / (n * 0.02e9) }' "$tmp/rec" | median)" \
@@ -54,7 +54,7 @@ if command -v perf >/dev/null 2>&1 && perf record -q -e cpu-clock -c 1000000 -o 
         n=$(perf script -i "$tmp/p.data" -F comm 2>/dev/null | grep -c short-threads)
         echo "$n" >>"$tmp/perf"
     done
-    printf 'perf cpu-clock %s: samples x period / workers'"'"' CPU ($N x 20 ms) %s (runs: %s)\n' $PERIOD \
+    printf 'perf cpu-clock %s: samples x period / workers'"'"' CPU ('"$N"' x 20 ms) %s (runs: %s)\n' $PERIOD \
         "$(awk -v p=$period_ns -v n=$N '{ print $1 * p / (n * 0.02e9) }' "$tmp/perf" | median)" \
         "$(awk -v p=$period_ns -v n=$N '{ printf "%.3f ", $1 * p / (n * 0.02e9) }' "$tmp/perf")"
 else
