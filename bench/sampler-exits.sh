@@ -4,7 +4,8 @@
 #   sampler-exits.sh [BUILD [RUNS]]     (BUILD: a build tree, default _build)
 #
 # 1. _exit: tests/hazards/exiter burns 1 s in its main thread while a
-#    worker spins, then calls _exit (directly, and exec'd by sh -c). For
+#    worker spins, then calls _exit (directly, and run by sh -c, which
+#    ends with _exit too: --follow-children, every file checked). For
 #    every thread, |sampled + lost - kernel CPU| against
 #    max(period + 4 ms, 1% of its CPU); the recording must be finished.
 # 2. Flush interval cost: tests/workloads/sigblock (2 x 1.5 s) at 1 ms with
@@ -33,15 +34,19 @@ echo "# $(date -u +%FT%TZ) $(uname -r) $(nproc) cpus runs=$RUNS load: $(cut -d' 
 for how in direct "sh -c"; do
     : >"$tmp/runs"
     for i in $(seq "$RUNS"); do
-        rm -f "$tmp/e.rec"
+        rm -f "$tmp"/e.rec*
         if [ "$how" = direct ]; then
             "$START" -q -o "$tmp/e.rec" -- "$B/tests/hazards/exiter" _exit 1000
         else
-            "$START" -q -o "$tmp/e.rec" -- sh -c "\"$B/tests/hazards/exiter\" _exit 1000"
+            # The shell forks the program: followed into e.rec.PID.
+            "$START" -q -c -o "$tmp/e.rec" -- sh -c "\"$B/tests/hazards/exiter\" _exit 1000; exit \$?"
         fi
         st=$?
-        "$CHECK" "$tmp/e.rec" >"$tmp/chk" 2>&1
-        finished=$?
+        : >"$tmp/chk"
+        finished=0
+        for f in "$tmp"/e.rec*; do
+            "$CHECK" "$f" >>"$tmp/chk" 2>&1 || finished=1
+        done
         # worst thread: |diff| / allowed (<= 1 is within bounds)
         awk -v st=$st -v fin=$finished '
             /^thread / && /ended=1/ {

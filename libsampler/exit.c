@@ -10,9 +10,7 @@
  * one of them. What no hook sees (SIGKILL, a raw exit_group) loses at most
  * what came after the last flush (the flush interval).
  */
-#ifdef HAVE_CONFIG_H
-#include "config.h"
-#endif
+#include <config.h>
 #include "internal.h"
 #include "fpwalk.h"
 
@@ -40,7 +38,7 @@ static void exit_init(void)
  * which shares our memory: recs__stop checks the pid). */
 void recs__exit_finish(void)
 {
-    if (atomic_load(&recs_g.running) && recs_g.pid == getpid())
+    if (atomic_load(&recs__g.running) && recs__g.pid == getpid())
         recs__stop(false, true);
 }
 

@@ -30,9 +30,7 @@
  * Our own mask changes (internal.h maps pthread_sigmask to
  * recs__real_sigmask) go straight to libc.
  */
-#ifdef HAVE_CONFIG_H
-#include "config.h"
-#endif
+#include <config.h>
 #include "internal.h"
 
 #undef pthread_sigmask
@@ -104,7 +102,7 @@ int recs__real_sigmask(int how, const sigset_t *set, sigset_t *old)
 
 static int ours(void)
 {
-    return recs_g.signo;
+    return recs__g.signo;
 }
 
 int recs__sigmask_view(void)
@@ -230,7 +228,7 @@ static int change(int how, const sigset_t *set, sigset_t *old)
     /* A vfork child runs on its parent's thread-local view: it changes
      * its own mask for real (it is about to exec), the parent's view
      * stays. */
-    if (set && recs_g.pid && getpid() != recs_g.pid) {
+    if (set && recs__g.pid && getpid() != recs__g.pid) {
         rc = recs__real_sigmask(how, set, &real_old);
         if (rc == 0 && old) {
             *old = real_old;

@@ -1,8 +1,8 @@
 # tests for tools: rec-dump, rec-summary and their shared helpers.
 check_PROGRAMS += tests/test-cli-common tests/mkgolden tests/mkhostile
 tests_test_cli_common_SOURCES = tests/test-cli-common.c
-tests_test_cli_common_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests $(JANSSON_CFLAGS)
-tests_test_cli_common_LDADD = tools/libreccli.la librecord/librecord.la $(JANSSON_LIBS)
+tests_test_cli_common_CPPFLAGS = $(TOOLS_CPPFLAGS) -I$(top_srcdir)/tests
+tests_test_cli_common_LDADD = tools/cli/libreccli.la librecord/librecord.la $(JANSSON_LIBS)
 
 # Writes the recordings of tests/data/golden/ (see the file's comment).
 tests_mkgolden_SOURCES = tests/mkgolden.c

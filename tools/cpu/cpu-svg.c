@@ -1,10 +1,10 @@
 /*
- * tools/cpu-svg.c - the timeline picture: one lane per thread, one bar per
+ * tools/cpu/cpu-svg.c - the timeline picture: one lane per thread, one bar per
  * interval whose height and colour give the thread's CPU use in it (100% =
  * one CPU busy for the whole interval). Self-contained SVG, optionally
  * wrapped in an HTML page with a summary table; no external resources.
  */
-#include "config.h"
+#include <config.h>
 
 #include <inttypes.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
 /*
- * tools/dump-render.h - renders events as JSON objects, driven only by the
+ * tools/dump/dump-render.h - renders events as JSON objects, driven only by the
  * schema embedded in the recording (see rec-dump(1), OUTPUT).
  *
  * Rendered pool entries (threads, stacks, frames, strings) are cached per
@@ -9,7 +9,7 @@
 #ifndef REC_TOOLS_DUMP_RENDER_H
 #define REC_TOOLS_DUMP_RENDER_H
 
-#include "common.h"
+#include "cli.h"
 
 typedef struct dump_render dump_render;
 

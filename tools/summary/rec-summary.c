@@ -1,5 +1,5 @@
 /*
- * tools/rec-summary.c - what a recording holds: chunks, time span, events
+ * tools/summary/rec-summary.c - what a recording holds: chunks, time span, events
  * per type, and CPU-time sampling statistics per thread (the figures of
  * `jfr summary` and `jfr view cpu-time-statistics`). See rec-summary(1).
  */
@@ -13,7 +13,7 @@
 
 #include <jansson.h>
 
-#include "common.h"
+#include "cli.h"
 #include "losses.h"
 
 static const char prog[] = "rec-summary";
@@ -51,13 +51,13 @@ struct summary {
     size_t ntypes, captypes;
     struct thread_stat *threads;
     size_t nthreads, capthreads;
-    cli_ptrmap tid_map;         /* tid + 1 -> index in threads */
+    cli_map tid_map;         /* tid + 1 -> index in threads */
 
     /* per chunk */
-    cli_ptrmap tc_map;          /* rec_type* -> index in tc */
+    cli_map tc_map;          /* rec_type* -> index in tc */
     struct type_cache *tc;
     size_t ntc, captc;
-    cli_ptrmap entry_map;       /* Thread rec_entry* -> index in threads */
+    cli_map entry_map;       /* Thread rec_entry* -> index in threads */
     const rec_type *last_type;
     struct type_cache *last_tc;
     const rec_entry *last_entry;
@@ -107,8 +107,8 @@ static size_t type_stat(struct summary *s, const char *name)
 
 static struct type_cache *type_cache(struct summary *s, const rec_type *t)
 {
-    uintptr_t idx;
-    if (cli_ptrmap_get(&s->tc_map, t, &idx))
+    uint32_t idx;
+    if (cli_map_get(&s->tc_map, (uintptr_t)t, &idx))
         return &s->tc[idx];
     if (s->ntc == s->captc) {
         s->captc = s->captc ? s->captc * 2 : 16;
@@ -130,7 +130,7 @@ static struct type_cache *type_cache(struct summary *s, const rec_type *t)
     c->lost_time = rec_type_field_index(t, "lostTime");
     if (c->thread < 0)
         c->kind = K_OTHER;
-    cli_ptrmap_put(&s->tc_map, t, s->ntc);
+    cli_map_xput(&s->tc_map, (uintptr_t)t, (uint32_t)s->ntc);
     return &s->tc[s->ntc++];
 }
 
@@ -161,9 +161,9 @@ static void chunk_events_end(struct summary *s)
 static void new_chunk(struct summary *s, const rec_reader *r,
                       const rec_chunk_info *info)
 {
-    cli_ptrmap_clear(&s->tc_map);
+    cli_map_clear(&s->tc_map);
     chunk_events_end(s);
-    cli_ptrmap_clear(&s->entry_map);
+    cli_map_clear(&s->entry_map);
     s->ntc = 0;
     s->last_type = NULL;
     s->last_entry = NULL;
@@ -202,10 +202,10 @@ static bool get_bool(const rec_value *vals, long f)
 
 static struct thread_stat *thread_of(struct summary *s, const rec_entry *e)
 {
-    uintptr_t idx;
+    uint32_t idx;
     if (e == s->last_entry)
         return &s->threads[s->last_thread];
-    if (cli_ptrmap_get(&s->entry_map, e, &idx)) {
+    if (cli_map_get(&s->entry_map, (uintptr_t)e, &idx)) {
         s->last_entry = e;
         s->last_thread = idx;
         return &s->threads[idx];
@@ -231,14 +231,14 @@ static struct thread_stat *thread_of(struct summary *s, const rec_entry *e)
     /* tid + 1 keeps the key non-NULL; the unlikely tid UINT64_MAX shares
      * the slot of tid 0... which a kernel never hands out either. */
     const void *key = (const void *)(uintptr_t)(tid + 1 ? tid + 1 : 1);
-    if (!cli_ptrmap_get(&s->tid_map, key, &idx)) {
+    if (!cli_map_get(&s->tid_map, (uintptr_t)key, &idx)) {
         if (s->nthreads == s->capthreads) {
             s->capthreads = s->capthreads ? s->capthreads * 2 : 64;
             s->threads = cli_xrealloc(s->threads, s->capthreads * sizeof *s->threads);
         }
-        idx = s->nthreads++;
+        idx = (uint32_t)s->nthreads++;
         s->threads[idx] = (struct thread_stat){ .tid = tid };
-        cli_ptrmap_put(&s->tid_map, key, idx);
+        cli_map_xput(&s->tid_map, (uintptr_t)key, (uint32_t)idx);
     }
     struct thread_stat *ts = &s->threads[idx];
     if (name) {
@@ -246,7 +246,7 @@ static struct thread_stat *thread_of(struct summary *s, const rec_entry *e)
         free(ts->name);
         ts->name = xstrndup(name, name_len);
     }
-    cli_ptrmap_put(&s->entry_map, e, idx);
+    cli_map_xput(&s->entry_map, (uintptr_t)e, (uint32_t)idx);
     s->last_entry = e;
     s->last_thread = idx;
     return ts;
@@ -457,9 +457,9 @@ static void summary_free(struct summary *s)
     free(s->types);
     free(s->threads);
     free(s->tc);
-    cli_ptrmap_free(&s->tid_map);
-    cli_ptrmap_free(&s->tc_map);
-    cli_ptrmap_free(&s->entry_map);
+    cli_map_free(&s->tid_map);
+    cli_map_free(&s->tc_map);
+    cli_map_free(&s->entry_map);
 }
 
 static int summarize(const char *path, bool json)

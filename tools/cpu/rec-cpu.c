@@ -1,9 +1,9 @@
 /*
- * tools/rec-cpu.c - reconstruct each thread's CPU use from the samples of
+ * tools/cpu/rec-cpu.c - reconstruct each thread's CPU use from the samples of
  * rec recordings, side by side with the kernel's own accounting.
  * See man/rec-cpu.1 for the definitions and the output contract.
  */
-#include "config.h"
+#include <config.h>
 
 #include <errno.h>
 #include <getopt.h>
@@ -12,7 +12,7 @@
 
 #include <rec/record.h>
 
-#include "common.h"
+#include "cli.h"
 #include "cpu-model.h"
 
 static const char prog[] = "rec-cpu";

@@ -1,10 +1,10 @@
 /*
- * tools/cli-opts.c - the option handling every rec tool shares (the
+ * tools/cli/cli-opts.c - the option handling every rec tool shares (the
  * messages and exit statuses of man/rec-dump.1, rec-summary.1, rec-cpu.1).
  */
 #include <config.h>
 
-#include "common.h"
+#include "cli.h"
 
 #include <stdlib.h>
 

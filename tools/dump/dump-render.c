@@ -1,5 +1,5 @@
 /*
- * tools/dump-render.c - schema-driven JSON rendering of events.
+ * tools/dump/dump-render.c - schema-driven JSON rendering of events.
  *
  * Rules (the NDJSON contract of rec-dump(1)):
  *  - an event is {"type": <name>, "startTime": <ns since the epoch>, then
@@ -56,11 +56,11 @@ struct dump_render {
     unsigned stack_depth;
     uint64_t ticks_per_second;
 
-    cli_ptrmap types;           /* rec_type* -> index in tinfo */
+    cli_map types;           /* rec_type* -> index in tinfo */
     struct type_info **tinfo;   /* never moved: rendering recurses */
     size_t ntinfo, captinfo;
 
-    cli_ptrmap entries;         /* rec_entry* -> index in rendered */
+    cli_map entries;         /* rec_entry* -> index in rendered */
     struct { const char *s; size_t len; } *rendered;
     size_t nrendered, caprendered;
     struct arena_block *arena;
@@ -103,7 +103,7 @@ static void free_types(dump_render *d)
         free(t);
     }
     d->ntinfo = 0;
-    cli_ptrmap_clear(&d->types);
+    cli_map_clear(&d->types);
 }
 
 /* Free the arena; keep_one keeps the head block (emptied) for reuse. */
@@ -131,8 +131,8 @@ void dump_render_free(dump_render *d)
         return;
     free_types(d);
     free(d->tinfo);
-    cli_ptrmap_free(&d->types);
-    cli_ptrmap_free(&d->entries);
+    cli_map_free(&d->types);
+    cli_map_free(&d->entries);
     free(d->rendered);
     free_arena(d, false);
     for (int i = 0; i <= MAX_LEVEL; i++)
@@ -143,7 +143,7 @@ void dump_render_free(dump_render *d)
 void dump_render_reset(dump_render *d, const rec_chunk_info *info)
 {
     free_types(d);
-    cli_ptrmap_clear(&d->entries);
+    cli_map_clear(&d->entries);
     d->nrendered = 0;
     free_arena(d, true);
     d->ticks_per_second = info && info->ticks_per_second ?
@@ -170,8 +170,8 @@ static const char *arena_store(dump_render *d, const char *s, size_t len)
 
 static struct type_info *type_info(dump_render *d, const rec_type *t)
 {
-    uintptr_t idx;
-    if (cli_ptrmap_get(&d->types, t, &idx))
+    uint32_t idx;
+    if (cli_map_get(&d->types, (uintptr_t)t, &idx))
         return d->tinfo[idx];
     if (d->ntinfo == d->captinfo) {
         d->captinfo = d->captinfo ? d->captinfo * 2 : 16;
@@ -213,7 +213,7 @@ static struct type_info *type_info(dump_render *d, const rec_type *t)
         ti->prefix = b.p;
         ti->prefix_len = b.len - 1;
     }
-    cli_ptrmap_put(&d->types, t, d->ntinfo++);
+    cli_map_xput(&d->types, (uintptr_t)t, (uint32_t)(d->ntinfo++));
     return ti;
 }
 
@@ -286,12 +286,12 @@ static void render_value(dump_render *d, const rec_value *v, int level,
 static void render_entry(dump_render *d, const rec_entry *e, rec_id id,
                          int level, cli_buf *out, size_t base)
 {
-    uintptr_t idx;
+    uint32_t idx;
     if (!e) {
         cli_buf_add(out, "null", 4);   /* dangling reference */
         return;
     }
-    if (cli_ptrmap_get(&d->entries, e, &idx)) {
+    if (cli_map_get(&d->entries, (uintptr_t)e, &idx)) {
         add_capped(out, base, d->rendered[idx].s, d->rendered[idx].len);
         return;
     }
@@ -344,7 +344,7 @@ static void render_entry(dump_render *d, const rec_entry *e, rec_id id,
      * rendering, finished last, wins. */
     d->rendered[d->nrendered].s = arena_store(d, b->p, b->len);
     d->rendered[d->nrendered].len = b->len;
-    cli_ptrmap_put(&d->entries, e, d->nrendered++);
+    cli_map_xput(&d->entries, (uintptr_t)e, (uint32_t)(d->nrendered++));
     add_capped(out, base, b->p, b->len);
 }
 

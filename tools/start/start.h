@@ -1,5 +1,5 @@
 /*
- * tools/start.h - rec-start's checks before launching (start-check.c).
+ * tools/start/start.h - rec-start's checks before launching (start-check.c).
  */
 #ifndef REC_TOOLS_START_H
 #define REC_TOOLS_START_H

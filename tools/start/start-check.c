@@ -1,8 +1,8 @@
 /*
- * tools/start-check.c - what rec-start verifies before it runs anything:
+ * tools/start/start-check.c - what rec-start verifies before it runs anything:
  * the program can be found and executed, and LD_PRELOAD will apply to it.
  */
-#include "config.h"
+#include <config.h>
 #include "start.h"
 
 #include <elf.h>

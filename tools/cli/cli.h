@@ -1,7 +1,7 @@
 /*
- * tools/common.h - helpers shared by the rec command-line tools
- * (rec-dump, rec-summary, rec-cpu): tools/common.c and tools/cli-opts.c,
- * linked as tools/libreccli.la.
+ * tools/cli/cli.h - helpers shared by the rec command-line tools
+ * (rec-dump, rec-summary, rec-cpu): tools/cli/cli.c and tools/cli/cli-opts.c,
+ * linked as tools/cli/libreccli.la.
  *
  * Stable API: other tools build on it, so only add to it. Functions that
  * can fail return 0 on success and -1 on a parse error (nothing printed;
@@ -50,9 +50,10 @@ void cli_reader_warning(const char *prog, const char *path,
 /* Parsing command-line values.                                       */
 /* ------------------------------------------------------------------ */
 
-/* Duration: a decimal number (fraction allowed, "1.5s") and a unit among
- * ns, us (or µs), ms, s, m, h. "0" alone is accepted. Result in ns;
- * overflow and a missing unit are errors. */
+/* Duration, in the grammar rec-start and the sampler use too
+ * (recs__parse_duration, libsampler/throttle.h): a decimal number
+ * ("1.5s") and a unit among ns, us (or µs), ms, s, m (min), h; "0" alone
+ * is zero. Result in ns; overflow and a missing unit are errors. */
 int cli_parse_duration(const char *s, uint64_t *ns);
 
 /* Unsigned decimal integer (the whole string, no sign, no overflow). */
@@ -120,6 +121,8 @@ int cli_opt_time(const char *prog, const char *opt, const char *arg,
 
 /* realloc() that aborts with "out of memory" like cli_buf (n 0 is 1). */
 void *cli_xrealloc(void *p, size_t n);
+/* "out of memory" on stderr, then abort(). */
+_Noreturn void cli_out_of_memory(void);
 
 /* ------------------------------------------------------------------ */
 /* Output buffer and JSON text.                                       */
@@ -168,21 +171,49 @@ int cli_buf_flush(cli_buf *b, FILE *f);
 char *cli_json_quote(const char *s, size_t len);
 
 /* ------------------------------------------------------------------ */
-/* Pointer-keyed hash map (e.g. caches keyed by rec_type or rec_entry  */
-/* pointers, which are only valid within a chunk: clear it when the     */
-/* chunk changes).                                                      */
+/* Tables (cli-map.c): one hash map and one interning table for every  */
+/* tool. Maps keyed by rec_type or rec_entry addresses are only valid   */
+/* within a chunk: clear them when the chunk changes.                   */
 /* ------------------------------------------------------------------ */
 
-typedef struct cli_ptrmap {
-    struct cli_ptrmap_slot { const void *key; uintptr_t value; } *slots;
-    size_t n, cap;   /* cap is a power of two (0 before the first put) */
-} cli_ptrmap;
+/* Open-addressing map from a non-zero 64-bit key to a uint32 value. */
+typedef struct cli_map {
+    uint64_t *keys;
+    uint32_t *vals;
+    size_t cap, n;          /* cap is a power of two (or 0) */
+} cli_map;
 
-/* true and *value set if key is present. */
-bool cli_ptrmap_get(const cli_ptrmap *m, const void *key, uintptr_t *value);
-void cli_ptrmap_put(cli_ptrmap *m, const void *key, uintptr_t value);
-void cli_ptrmap_clear(cli_ptrmap *m);
-void cli_ptrmap_free(cli_ptrmap *m);
+void cli_map_free(cli_map *m);
+void cli_map_clear(cli_map *m);
+/* true and *val set if key is present. */
+bool cli_map_get(const cli_map *m, uint64_t key, uint32_t *val);
+/* 0 or REC_ENOMEM. */
+int cli_map_put(cli_map *m, uint64_t key, uint32_t val);
+/* The same, exiting on out of memory like cli_xrealloc(). */
+void cli_map_xput(cli_map *m, uint64_t key, uint32_t val);
+
+/* FNV-1a of len bytes: the hash of interned items. */
+uint64_t cli_hash_bytes(const void *p, size_t len);
+
+/* The slot index of an interning table (cli_strtab, or a tool's own table
+ * of items): slots hold item index + 1 (0 = empty), probed linearly from
+ * the item's hash. Doubles *nslots (from first, a power of two) and
+ * re-places the n items by their hashes: 0 or REC_ENOMEM. */
+int cli_slots_grow(uint32_t **slots, size_t *nslots, size_t first,
+                   const uint64_t *hash, size_t n);
+
+/* Interned strings: each distinct string gets a dense index. */
+typedef struct cli_strtab {
+    char **strs;
+    uint64_t *hash;
+    size_t n, cap;
+    uint32_t *slots;        /* index + 1, 0 = empty */
+    size_t nslots;
+} cli_strtab;
+
+void cli_strtab_free(cli_strtab *t);
+/* Index of s[0..len), adding it if new; negative REC_E* on failure. */
+long cli_strtab_intern(cli_strtab *t, const char *s, size_t len);
 
 /* ------------------------------------------------------------------ */
 /* Chunk tracking.                                                     */

@@ -8,9 +8,7 @@
  * user learns why (threads that block signals, threads too short for the
  * timer tick...) without reading the recording.
  */
-#ifdef HAVE_CONFIG_H
-#include "config.h"
-#endif
+#include <config.h>
 #include "losses.h"
 
 #include <stdbool.h>

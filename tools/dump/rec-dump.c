@@ -1,5 +1,5 @@
 /*
- * tools/rec-dump.c - print the events of rec recordings as JSON.
+ * tools/dump/rec-dump.c - print the events of rec recordings as JSON.
  * See man/rec-dump.1 for the output contract.
  */
 #include <config.h>
@@ -11,7 +11,7 @@
 
 #include <jansson.h>
 
-#include "common.h"
+#include "cli.h"
 #include "dump-render.h"
 
 static const char prog[] = "rec-dump";
@@ -41,10 +41,10 @@ struct dumper {
     dump_render *render;
     uint64_t nprinted;          /* events printed over all files */
 
-    cli_ptrmap types;           /* rec_type* -> index in tf */
+    cli_map types;           /* rec_type* -> index in tf */
     struct type_filter *tf;
     size_t ntf, captf;
-    cli_ptrmap threads;         /* Thread rec_entry* -> 1 match, 2 no match */
+    cli_map threads;         /* Thread rec_entry* -> 1 match, 2 no match */
 };
 
 static void usage(FILE *f)
@@ -73,8 +73,8 @@ static void usage(FILE *f)
 
 static struct type_filter *type_filter(struct dumper *d, const rec_type *t)
 {
-    uintptr_t idx;
-    if (cli_ptrmap_get(&d->types, t, &idx))
+    uint32_t idx;
+    if (cli_map_get(&d->types, (uintptr_t)t, &idx))
         return &d->tf[idx];
     if (d->ntf == d->captf) {
         d->captf = d->captf ? d->captf * 2 : 16;
@@ -85,16 +85,16 @@ static struct type_filter *type_filter(struct dumper *d, const rec_type *t)
     f->match = !d->o->events ||
                (name && cli_patterns_match(d->o->events, name, strlen(name)));
     f->thread = rec_type_field_index(t, "eventThread");
-    cli_ptrmap_put(&d->types, t, d->ntf);
+    cli_map_xput(&d->types, (uintptr_t)t, (uint32_t)(d->ntf));
     return &d->tf[d->ntf++];
 }
 
 static bool thread_matches(struct dumper *d, const rec_entry *e)
 {
-    uintptr_t m;
+    uint32_t m;
     if (!e)
         return false;
-    if (cli_ptrmap_get(&d->threads, e, &m))
+    if (cli_map_get(&d->threads, (uintptr_t)e, &m))
         return m == 1;
     const rec_type *t = rec_entry_type(e);
     long itid = t ? rec_type_field_index(t, "osThreadId") : -1;
@@ -118,7 +118,7 @@ static bool thread_matches(struct dumper *d, const rec_entry *e)
         }
     }
     bool ok = cli_threads_match(d->o->threads, tid, name, name_len);
-    cli_ptrmap_put(&d->threads, e, ok ? 1 : 2);
+    cli_map_xput(&d->threads, (uintptr_t)e, (uint32_t)(ok ? 1 : 2));
     return ok;
 }
 
@@ -149,8 +149,8 @@ static bool event_selected(struct dumper *d, const rec_event *ev,
 static void chunk_changed(struct dumper *d, const rec_chunk_info *info)
 {
     dump_render_reset(d->render, info);
-    cli_ptrmap_clear(&d->types);
-    cli_ptrmap_clear(&d->threads);
+    cli_map_clear(&d->types);
+    cli_map_clear(&d->threads);
     d->ntf = 0;
 }
 
@@ -425,8 +425,8 @@ done:
     }
     dump_render_free(d.render);
     cli_buf_free(&d.buf);
-    cli_ptrmap_free(&d.types);
-    cli_ptrmap_free(&d.threads);
+    cli_map_free(&d.types);
+    cli_map_free(&d.threads);
     free(d.tf);
     cli_patterns_free(o.events);
     cli_threads_free(o.threads);

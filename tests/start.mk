@@ -1,19 +1,5 @@
-# tools: start - rec-start, the bundled workloads and their tests.
-
-bin_PROGRAMS += tools/rec-start
-tools_rec_start_SOURCES = tools/rec-start.c tools/start-check.c tools/start.h \
-	tools/losses.c tools/losses.h \
-	libsampler/throttle.c libsampler/throttle.h
-# Where the sampler is: next to a build-tree rec-start, else installed.
-tools_rec_start_CPPFLAGS = $(AM_CPPFLAGS) \
-	-DREC_SAMPLER_INSTALLED='"$(libdir)/librecsampler.so"' \
-	-DREC_SAMPLER_BUILD='"$(abs_top_builddir)/libsampler/.libs/librecsampler.so"' \
-	-DREC_BUILDDIR='"$(abs_top_builddir)"'
-# librecord linked in statically: no libtool wrapper script in the build
-# tree, whose LD_LIBRARY_PATH would leak into the profiled program.
-tools_rec_start_LDFLAGS = $(AM_LDFLAGS) -static
-tools_rec_start_LDADD = librecord/librecord.la -lm
-
+# tests for rec-start: the bundled workloads with known behaviour and the
+# tests that run them under rec-start.
 # Workloads with known behaviour (README demo, CPU budgets, call chains).
 # Not instrumented under --enable-sanitizers: they stand for ordinary
 # programs; frame pointers on, sibling calls off so that chains are exact.
@@ -51,4 +37,3 @@ TESTS += tests/test-symbols tests/test-start.sh tests/test-start-exit.sh \
 	tests/test-start-follow.sh tests/test-stacks.sh tests/test-start-losses.sh
 dist_check_SCRIPTS += tests/test-start.sh tests/test-start-exit.sh \
 	tests/test-start-follow.sh tests/test-stacks.sh tests/test-start-losses.sh
-dist_man_MANS += man/rec-start.1

@@ -1,5 +1,5 @@
 /*
- * tools/rec-start.c - run a program with the CPU-time sampler preloaded.
+ * tools/start/rec-start.c - run a program with the CPU-time sampler preloaded.
  *
  *   rec-start [options] [--] PROGRAM [ARGS...]
  *
@@ -9,8 +9,9 @@
  * stdout and stderr untouched; its exit status becomes ours, and a death by
  * signal is passed on by dying of the same signal (see man rec-start).
  */
-#include "config.h"
+#include <config.h>
 #include "start.h"
+#include "recenv.h"
 #include "throttle.h"
 #include "losses.h"
 
@@ -32,7 +33,7 @@
 #include <unistd.h>
 
 #ifndef REC_SAMPLER_INSTALLED
-#define REC_SAMPLER_INSTALLED "/usr/local/lib/librecsampler.so"
+#define REC_SAMPLER_INSTALLED "/usr/local/lib/libsampler.so"
 #endif
 #ifndef REC_SAMPLER_BUILD
 #define REC_SAMPLER_BUILD ""
@@ -79,6 +80,8 @@ static void usage(FILE *f)
 }
 
 static int fail_usage(const char *fmt, const char *arg)
+    __attribute__((format(printf, 1, 0)));
+static int fail_usage(const char *fmt, const char *arg)
 {
     fprintf(stderr, "%s: ", prog);
     fprintf(stderr, fmt, arg);
@@ -103,7 +106,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
         { "version", no_argument, NULL, 'V' },
         { NULL, 0, NULL, 0 }
     };
-    recs_throttle t;
+    recs__throttle t;
     uint64_t v;
     int sig, c;
 
@@ -117,30 +120,30 @@ static int parse_args(int argc, char **argv, struct opts *o)
             break;
         case 'f': o->force = true; break;
         case 't':
-            if (recs_parse_throttle(optarg, &t) < 0)
+            if (recs__parse_throttle(optarg, &t) < 0)
                 return fail_usage("invalid throttle '%s' (10ms, 500us, 500/s; "
                                   "periods from 10us to 10s)", optarg);
             o->throttle = optarg;
             break;
         case 'd':
-            if (recs_parse_uint(optarg, 1, 1024, &v) < 0)
+            if (recs__parse_uint(optarg, 1, 1024, &v) < 0)
                 return fail_usage("invalid stack depth '%s' (1..1024)", optarg);
             o->depth = optarg;
             break;
         case OPT_CHUNK:
-            if (recs_parse_size(optarg, &v) < 0 || v < 4096)
+            if (recs__parse_size(optarg, &v) < 0 || v < 4096)
                 return fail_usage("invalid chunk size '%s' (e.g. 64M, at least 4k)",
                                   optarg);
             o->max_chunk = optarg;
             break;
         case OPT_FLUSH:
-            if (recs_parse_duration(optarg, &v) < 0 || v < 1000000)
+            if (recs__parse_duration(optarg, &v) < 0 || v < 1000000)
                 return fail_usage("invalid flush interval '%s' (e.g. 1s, at "
                                   "least 1ms)", optarg);
             o->flush = optarg;
             break;
         case OPT_SIGNAL:
-            if (recs_parse_signal(optarg, &sig) < 0)
+            if (recs__parse_signal(optarg, &sig) < 0)
                 return fail_usage("invalid or unusable signal '%s'", optarg);
             o->signal = optarg;
             break;
@@ -169,7 +172,7 @@ static bool is_file(const char *p)
  * REC_SAMPLER_LIB overrides both. */
 static const char *find_sampler(void)
 {
-    const char *env = getenv("REC_SAMPLER_LIB");
+    const char *env = getenv(REC_ENV_SAMPLER_LIB);
     char self[PATH_MAX];
     ssize_t n;
     size_t bl = strlen(REC_BUILDDIR);
@@ -201,7 +204,7 @@ static int find_asan_cb(struct dl_phdr_info *info, size_t size, void *arg)
  * list of a program that is not itself instrumented. */
 static const char *asan_runtime(void)
 {
-    const char *p = getenv("REC_ASAN_RUNTIME"), *found = NULL;
+    const char *p = getenv(REC_ENV_ASAN_RUNTIME), *found = NULL;
 
     if (p && p[0])
         return p;
@@ -341,20 +344,20 @@ static int child_env(const struct opts *o, const char *output, const char *lib)
     }
     snprintf(buf, sizeof buf, "%ld", (long)getpid());
     rc |= setenv("LD_PRELOAD", preload, 1);
-    rc |= setenv("REC_OUTPUT", output, 1);
-    rc |= setenv("REC_ROOT_PID", buf, 1);
-    rc |= setenv("REC_FOLLOW_CHILDREN", o->follow ? "1" : "0", 1);
-    rc |= setenv("REC_THROTTLE", o->throttle ? o->throttle : "10ms", 1);
-    rc |= setenv("REC_STACK_DEPTH", o->depth ? o->depth : "64", 1);
-    rc |= setenv("REC_FLUSH_INTERVAL", o->flush ? o->flush : "100ms", 1);
+    rc |= setenv(REC_ENV_OUTPUT, output, 1);
+    rc |= setenv(REC_ENV_ROOT_PID, buf, 1);
+    rc |= setenv(REC_ENV_FOLLOW_CHILDREN, o->follow ? "1" : "0", 1);
+    rc |= setenv(REC_ENV_THROTTLE, o->throttle ? o->throttle : "10ms", 1);
+    rc |= setenv(REC_ENV_STACK_DEPTH, o->depth ? o->depth : "64", 1);
+    rc |= setenv(REC_ENV_FLUSH_INTERVAL, o->flush ? o->flush : "100ms", 1);
     if (o->max_chunk)
-        rc |= setenv("REC_MAX_CHUNK_SIZE", o->max_chunk, 1);
+        rc |= setenv(REC_ENV_MAX_CHUNK_SIZE, o->max_chunk, 1);
     else
-        unsetenv("REC_MAX_CHUNK_SIZE");
+        unsetenv(REC_ENV_MAX_CHUNK_SIZE);
     if (o->signal)
-        rc |= setenv("REC_SIGNAL", o->signal, 1);
+        rc |= setenv(REC_ENV_SIGNAL, o->signal, 1);
     else
-        unsetenv("REC_SIGNAL");
+        unsetenv(REC_ENV_SIGNAL);
     free(preload);
     return rc ? -1 : 0;
 }

@@ -1,9 +1,10 @@
 /*
- * tools/common.c - helpers shared by the rec command-line tools.
+ * tools/cli/cli.c - helpers shared by the rec command-line tools.
  */
 #include <config.h>
 
-#include "common.h"
+#include "cli.h"
+#include "throttle.h"   /* recs__parse_duration: the shared grammar */
 
 #include <errno.h>
 #include <inttypes.h>
@@ -79,7 +80,7 @@ void cli_reader_warning(const char *prog, const char *path,
 /* Allocation                                                         */
 /* ------------------------------------------------------------------ */
 
-static _Noreturn void out_of_memory(void)
+_Noreturn void cli_out_of_memory(void)
 {
     fputs("out of memory\n", stderr);
     abort();
@@ -89,7 +90,7 @@ void *cli_xrealloc(void *p, size_t n)
 {
     p = realloc(p, n ? n : 1);
     if (!p)
-        out_of_memory();
+        cli_out_of_memory();
     return p;
 }
 
@@ -133,62 +134,10 @@ static int parse_fraction(const char **sp, uint64_t *frac_e9)
     return 0;
 }
 
-/* Parse "<int>[.<frac>]" at *sp: integer part and the fraction scaled to
- * 1e9 (digits past the ninth are dropped). */
-static int parse_decimal(const char **sp, uint64_t *ip, uint64_t *frac_e9)
-{
-    const char *s = *sp;
-    uint64_t v = 0, f = 0;
-    int nd = 0;
-    for (; *s >= '0' && *s <= '9'; s++, nd++) {
-        unsigned d = (unsigned)(*s - '0');
-        if (v > (UINT64_MAX - d) / 10)
-            return -1;
-        v = v * 10 + d;
-    }
-    bool has_frac = *s == '.';
-    if (has_frac && parse_fraction(&s, &f) < 0)
-        return -1;
-    if (nd == 0 && !has_frac)
-        return -1;
-    *sp = s;
-    *ip = v;
-    *frac_e9 = f;
-    return 0;
-}
-
+/* The grammar shared with rec-start and the sampler (throttle.h). */
 int cli_parse_duration(const char *s, uint64_t *ns)
 {
-    static const struct { const char *name; uint64_t ns; } units[] = {
-        { "ns", 1 }, { "us", 1000 }, { "\xc2\xb5s", 1000 },
-        { "ms", 1000000 }, { "s", 1000000000 }, { "m", 60000000000ull },
-        { "min", 60000000000ull }, { "h", 3600000000000ull },
-    };
-    uint64_t ip, frac;
-    if (!s || parse_decimal(&s, &ip, &frac) < 0)
-        return -1;
-    if (*s == '\0') {
-        if (ip == 0 && frac == 0) {
-            *ns = 0;
-            return 0;
-        }
-        return -1;
-    }
-    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
-        if (strcmp(s, units[i].name) != 0)
-            continue;
-        uint64_t u = units[i].ns;
-        if (ip > UINT64_MAX / u)
-            return -1;
-        uint64_t v = ip * u;
-        /* frac is in 1e-9 units of u */
-        uint64_t fv = (uint64_t)((unsigned __int128)frac * u / 1000000000u);
-        if (v > UINT64_MAX - fv)
-            return -1;
-        *ns = v + fv;
-        return 0;
-    }
-    return -1;
+    return recs__parse_duration(s, ns) < 0 ? -1 : 0;
 }
 
 /* Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant). */
@@ -542,7 +491,7 @@ void cli_buf_grow(cli_buf *b, size_t more)
     size_t cap = b->cap ? b->cap : 256;
     while (cap - b->len < more) {
         if (cap > SIZE_MAX / 2)
-            out_of_memory();
+            cli_out_of_memory();
         cap *= 2;
     }
     b->p = cli_xrealloc(b->p, cap);
@@ -643,7 +592,7 @@ void cli_buf_add_json_string(cli_buf *b, const char *s, size_t len)
         j = json_stringn(fixed.p ? fixed.p : "", fixed.len);
     }
     if (!j)
-        out_of_memory();
+        cli_out_of_memory();
     size_t need = json_dumpb(j, NULL, 0, JSON_ENCODE_ANY);
     cli_buf_reserve(b, need);
     b->len += json_dumpb(j, b->p + b->len, need, JSON_ENCODE_ANY);
@@ -666,80 +615,6 @@ int cli_buf_flush(cli_buf *b, FILE *f)
     if (n && fwrite(b->p, 1, n, f) != n)
         return -1;
     return 0;
-}
-
-/* ------------------------------------------------------------------ */
-/* Pointer map                                                        */
-/* ------------------------------------------------------------------ */
-
-static size_t ptr_hash(const void *key, size_t mask)
-{
-    uint64_t h = (uint64_t)(uintptr_t)key * 0x9e3779b97f4a7c15ull;
-    return (size_t)(h >> 32) & mask;
-}
-
-bool cli_ptrmap_get(const cli_ptrmap *m, const void *key, uintptr_t *value)
-{
-    if (!m->cap)
-        return false;
-    size_t mask = m->cap - 1;
-    for (size_t i = ptr_hash(key, mask);; i = (i + 1) & mask) {
-        if (m->slots[i].key == key) {
-            *value = m->slots[i].value;
-            return true;
-        }
-        if (!m->slots[i].key)
-            return false;
-    }
-}
-
-static void ptrmap_insert(struct cli_ptrmap_slot *slots, size_t mask,
-                          const void *key, uintptr_t value, size_t *n)
-{
-    for (size_t i = ptr_hash(key, mask);; i = (i + 1) & mask) {
-        if (slots[i].key == key) {
-            slots[i].value = value;
-            return;
-        }
-        if (!slots[i].key) {
-            slots[i].key = key;
-            slots[i].value = value;
-            ++*n;
-            return;
-        }
-    }
-}
-
-void cli_ptrmap_put(cli_ptrmap *m, const void *key, uintptr_t value)
-{
-    if ((m->n + 1) * 2 > m->cap) {
-        size_t cap = m->cap ? m->cap * 2 : 64, n = 0;
-        struct cli_ptrmap_slot *s = calloc(cap, sizeof *s);
-        if (!s)
-            out_of_memory();
-        for (size_t i = 0; i < m->cap; i++)
-            if (m->slots[i].key)
-                ptrmap_insert(s, cap - 1, m->slots[i].key, m->slots[i].value, &n);
-        free(m->slots);
-        m->slots = s;
-        m->cap = cap;
-        m->n = n;
-    }
-    ptrmap_insert(m->slots, m->cap - 1, key, value, &m->n);
-}
-
-void cli_ptrmap_clear(cli_ptrmap *m)
-{
-    if (m->n)
-        memset(m->slots, 0, m->cap * sizeof *m->slots);
-    m->n = 0;
-}
-
-void cli_ptrmap_free(cli_ptrmap *m)
-{
-    free(m->slots);
-    m->slots = NULL;
-    m->n = m->cap = 0;
 }
 
 /* ------------------------------------------------------------------ */

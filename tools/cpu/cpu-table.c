@@ -1,7 +1,7 @@
 /*
- * tools/cpu-table.c - rec-cpu's text, CSV and JSON reports.
+ * tools/cpu/cpu-table.c - rec-cpu's text, CSV and JSON reports.
  */
-#include "config.h"
+#include <config.h>
 
 #include <inttypes.h>
 #include <math.h>

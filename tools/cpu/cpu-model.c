@@ -1,11 +1,11 @@
 /*
- * tools/cpu-model.c - fold CPU events into per-thread figures.
+ * tools/cpu/cpu-model.c - fold CPU events into per-thread figures.
  *
  * Everything here is independent of the reader: cpu-read.c decodes events
  * and calls these functions with plain numbers, which keeps the accounting
  * rules in one place and testable.
  */
-#include "config.h"
+#include <config.h>
 
 #include <stdlib.h>
 #include <string.h>
@@ -41,8 +41,8 @@ void cpu_model_free(cpu_model *m)
     }
     free(m->threads);
     free(m->procs);
-    cpu_map_free(&m->by_key);
-    cpu_strtab_free(&m->funcs);
+    cli_map_free(&m->by_key);
+    cli_strtab_free(&m->funcs);
     cpu_stacktab_free(&m->stacks);
     free(m->func_rank);
     memset(m, 0, sizeof *m);
@@ -89,7 +89,7 @@ static cpu_thread *add_thread(cpu_model *m, uint64_t pid, uint64_t tid,
     t->index = (uint32_t)m->nthreads;
     t->iv_min = INT64_MAX;
     t->iv_max = INT64_MIN;
-    if (cpu_map_put(&m->by_key, thread_key(pid, tid),
+    if (cli_map_put(&m->by_key, thread_key(pid, tid),
                     (uint32_t)m->nthreads) < 0) {
         free(t);
         return NULL;
@@ -100,8 +100,8 @@ static cpu_thread *add_thread(cpu_model *m, uint64_t pid, uint64_t tid,
 
 cpu_thread *cpu_model_thread(cpu_model *m, uint64_t pid, uint64_t tid)
 {
-    uint32_t i = cpu_map_get(&m->by_key, thread_key(pid, tid));
-    if (i != UINT32_MAX)
+    uint32_t i;
+    if (cli_map_get(&m->by_key, thread_key(pid, tid), &i))
         return m->threads[i];
     return add_thread(m, pid, tid, 0);
 }
