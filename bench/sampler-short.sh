@@ -7,6 +7,7 @@
 #   REC_START=OTHER/tools/rec-start sampler-short.sh ...   (rec of another
 #   tree on the same workload, for before/after; perf as usual)
 #   SHORT_THREADS=N: N threads instead of 2000 (a loaded machine)
+#   NO_PERF=1: rec only
 #
 # rec: share of the recorded CPU time (all periods + lost) in samples with
 # a stack, the lost time by reason, and the recorded total against the
@@ -47,7 +48,7 @@ printf 'rec  %s: share with stacks %s of recorded CPU (runs: %s); stacked / work
     "$(awk '{ print ($2 + $3) / $4 }' "$tmp/rec" | median)" \
     "$(awk '{ print $5 }' "$tmp/rec" | median)" "$(awk '{ print $6 }' "$tmp/rec" | median)"
 echo "rec-summary says (last run): $(cat "$tmp/line")"
-if command -v perf >/dev/null 2>&1 && perf record -q -e cpu-clock -c 1000000 -o "$tmp/p.data" true 2>/dev/null; then
+if [ -z "${NO_PERF:-}" ] && command -v perf >/dev/null 2>&1 && perf record -q -e cpu-clock -c 1000000 -o "$tmp/p.data" true 2>/dev/null; then
     : >"$tmp/perf"
     for i in $(seq "$RUNS"); do
         /usr/bin/time -f '%U %S' -o "$tmp/time" perf record -q -e cpu-clock -c $period_ns -o "$tmp/p.data" -- "$W" $N 50 20 2>/dev/null
