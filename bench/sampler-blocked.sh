@@ -41,7 +41,7 @@ report() {   # NAME THROTTLE CMD...
     local name=$1 thr=$2; shift 2
     "$@" >"$tmp/plain.out" 2>/dev/null; echo $? >"$tmp/plain.st"
     : >"$tmp/runs"
-    for i in $(seq "$RUNS"); do share "$thr" "$@" >>"$tmp/runs"; done
+    for _ in $(seq "$RUNS"); do share "$thr" "$@" >>"$tmp/runs"; done
     printf '%-34s %-6s share with stacks %s (runs: %s)  output+status unchanged in %s/%s runs\n' \
         "$name" "$thr" "$(awk '{ print $1 }' "$tmp/runs" | median)" \
         "$(awk '{ printf "%s ", $1 }' "$tmp/runs")" \

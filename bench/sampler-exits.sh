@@ -33,7 +33,7 @@ echo "# $(date -u +%FT%TZ) $(uname -r) $(nproc) cpus runs=$RUNS load: $(cut -d' 
 # 1. _exit, directly and through sh -c.
 for how in direct "sh -c"; do
     : >"$tmp/runs"
-    for i in $(seq "$RUNS"); do
+    for _ in $(seq "$RUNS"); do
         rm -f "$tmp"/e.rec*
         if [ "$how" = direct ]; then
             "$START" -q -o "$tmp/e.rec" -- "$B/tests/hazards/exiter" _exit 1000
@@ -67,7 +67,7 @@ done
 # 2. Flush interval cost.
 for fl in 1s 100ms 20ms; do
     : >"$tmp/runs"
-    for i in $(seq "$RUNS"); do
+    for _ in $(seq "$RUNS"); do
         rm -f "$tmp/f.rec"
         /usr/bin/time -f '%U %S' -o "$tmp/time" "$START" -q -t 1ms --flush-interval $fl \
             -o "$tmp/f.rec" -- "$B/tests/workloads/sigblock" mask 2 1500 >/dev/null
@@ -79,7 +79,7 @@ done
 
 # 3. SIGKILL at a random moment.
 : >"$tmp/runs"
-for i in $(seq "$RUNS"); do
+for _ in $(seq "$RUNS"); do
     rm -f "$tmp/k.rec"
     "$START" -q -o "$tmp/k.rec" -- "$B/tests/workloads/sigblock" mask 2 3000 >/dev/null 2>&1 &
     rs=$!

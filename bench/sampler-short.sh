@@ -32,9 +32,9 @@ median() { sort -g | awk '{ v[NR] = $1 } END { print NR % 2 ? v[(NR + 1) / 2] : 
 field() { sed -n "s/^total .*\\<$1=\\([0-9]*\\).*/\\1/p" "$2"; }
 period_ns=$(awk -v p=$PERIOD 'BEGIN { n = p + 0; if (p ~ /us$/) n *= 1000; else if (p ~ /ms$/) n *= 1000000; else n *= 1000000000; print n }')
 
-echo "# $(date -u +%FT%TZ) $(uname -r) $(nproc) cpus runs=$RUNS period=$PERIOD HZ=$(grep -m1 '^CONFIG_HZ=' /boot/config-$(uname -r) 2>/dev/null | cut -d= -f2) load: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "# $(date -u +%FT%TZ) $(uname -r) $(nproc) cpus runs=$RUNS period=$PERIOD HZ=$(grep -m1 '^CONFIG_HZ=' "/boot/config-$(uname -r)" 2>/dev/null | cut -d= -f2) load: $(cut -d' ' -f1-3 /proc/loadavg)"
 : >"$tmp/rec"
-for i in $(seq "$RUNS"); do
+for _ in $(seq "$RUNS"); do
     rm -f "$tmp/r.rec"
     /usr/bin/time -f '%U %S' -o "$tmp/time" "$START" -q -t $PERIOD -o "$tmp/r.rec" -- "$W" $N 50 20
     "$CHECK" "$tmp/r.rec" >"$tmp/chk" 2>&1
@@ -50,7 +50,7 @@ printf 'rec  %s: share with stacks %s of recorded CPU (runs: %s); stacked / work
 echo "rec-summary says (last run): $(cat "$tmp/line")"
 if [ -z "${NO_PERF:-}" ] && command -v perf >/dev/null 2>&1 && perf record -q -e cpu-clock -c 1000000 -o "$tmp/p.data" true 2>/dev/null; then
     : >"$tmp/perf"
-    for i in $(seq "$RUNS"); do
+    for _ in $(seq "$RUNS"); do
         /usr/bin/time -f '%U %S' -o "$tmp/time" perf record -q -e cpu-clock -c $period_ns -o "$tmp/p.data" -- "$W" $N 50 20 2>/dev/null
         n=$(perf script -i "$tmp/p.data" -F comm 2>/dev/null | grep -c short-threads)
         echo "$n" >>"$tmp/perf"
