@@ -8,7 +8,8 @@ tools_libreccli_la_LIBADD = $(JANSSON_LIBS)
 
 bin_PROGRAMS += tools/rec-dump tools/rec-summary
 
-tools_rec_dump_SOURCES = tools/rec-dump.c tools/dump-render.c tools/dump-render.h
+tools_rec_dump_SOURCES = tools/rec-dump.c tools/dump-render.c tools/dump-render.h \
+	tools/dump-follow.c tools/dump-follow.h
 tools_rec_dump_CPPFLAGS = $(AM_CPPFLAGS) $(JANSSON_CFLAGS)
 tools_rec_dump_LDADD = tools/libreccli.la librecord/librecord.la $(JANSSON_LIBS)
 
