@@ -19,10 +19,11 @@ TESTS += tests/test-cli-common \
 	tests/test-dump-errors.sh \
 	tests/test-dump-corpus.sh \
 	tests/test-dump-hostile.sh \
-	tests/test-summary.sh
+	tests/test-summary.sh \
+	tests/test-dump-follow.sh
 dist_check_SCRIPTS += tests/test-dump-golden.sh tests/test-dump-contract.sh \
 	tests/test-dump-errors.sh tests/test-dump-corpus.sh tests/test-dump-hostile.sh \
-	tests/test-summary.sh
+	tests/test-summary.sh tests/test-dump-follow.sh
 EXTRA_DIST += tests/tap-lib.sh tests/tools-tap.sh \
 	tests/data/golden/basic.ndjson \
 	tests/data/golden/basic.rec \
