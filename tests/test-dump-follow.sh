@@ -127,4 +127,23 @@ expect_status 1 "a bad position file"
 grep -q "not a saved position" err
 ok $? "is reported as such"
 
+# 6. rec-cpu --follow: per-interval JSON objects whose samples add up to
+# the recording's
+REC_CPU=$top_builddir/tools/rec-cpu
+if [ -x "$REC_CPU" ] && command -v jq >/dev/null; then
+    "$REC_CPU" --follow --json --interval 100ms a.rec >cpu.out 2>err
+    st=$?
+    expect_status 0 "rec-cpu --follow --json on a finished recording"
+    want=$(grep -c '"type":"CPUTimeSample"' a.post)
+    got=$(jq -s '[.[].threads[].samples] | add // 0' cpu.out 2>/dev/null)
+    [ "$want" -gt 0 ] && [ "$got" = "$want" ]
+    ok $? "its intervals count every sample ($got of $want)"
+    "$REC_CPU" --follow --interval 100ms a.rec >cpu.txt 2>err
+    grep -q "HOTTEST" cpu.txt && ! grep -q "$(printf '\033')" cpu.txt
+    ok $? "plain lines when stdout is not a terminal"
+else
+    skip "rec-cpu or jq missing"
+    skip "rec-cpu or jq missing"
+fi
+
 done_testing
