@@ -8,7 +8,7 @@
  *       was delivered minus the event's own time; prints the count, the
  *       median and p99 latency and the follower's CPU time.
  */
-#include "config.h"
+#include <config.h>
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -11,7 +11,7 @@
  * Memory is the reader's: one block and the current chunk's pools,
  * whatever the backlog.
  */
-#include "config.h"
+#include <config.h>
 
 #include <errno.h>
 #include <fcntl.h>

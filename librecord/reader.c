@@ -6,7 +6,7 @@
  * stays bounded: one block at a time (raw <= REC_MAX_BLOCK_RAW) plus the
  * pools and schema of the current chunk.
  */
-#include "config.h"
+#include <config.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -219,7 +219,6 @@ static void set_info(rec_reader *r)
     info->duration_ns = d / tps * 1000000000u +
                         (uint64_t)((unsigned __int128)(d % tps) * 1000000000u / tps);
     info->ticks_per_second = tps;
-    info->writer_pid = r->writer_pid;
 }
 
 static void set_chunk(rec_reader *r, const hdr *h)

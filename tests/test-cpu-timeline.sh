@@ -3,6 +3,8 @@
 # checked as text, then rendered in headless Chromium (skipped if absent;
 # scripts/deps.sh installs it): the rendered DOM has the lanes and the
 # screenshot is not blank.
+: "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}"
+: "${top_builddir:=$top_srcdir}"
 . "$top_srcdir/tests/cpu-lib.sh"
 B=$DATA/basic.rec
 
@@ -40,7 +42,7 @@ for c in chromium chromium-browser google-chrome; do
     if command -v "$c" > /dev/null 2>&1; then CHROMIUM=$c; break; fi
 done
 if [ -z "$CHROMIUM" ]; then
-    for i in 1 2 3 4 5 6; do skip "chromium not installed (scripts/deps.sh)"; done
+    for _ in 1 2 3 4 5 6; do skip "chromium not installed (scripts/deps.sh)"; done
     done_testing
     exit $?
 fi
@@ -88,10 +90,12 @@ pixels() {      # pixels FILE: "nonwhite red" counts of a screenshot of FILE
     browse --allow-file-access-from-files --virtual-time-budget=5000 \
         --dump-dom "file://$T/count.html" | sed -n 's/.*id="out">result \([^<]*\)<.*/\1/p'
 }
+# shellcheck disable=SC2046  # two numbers, split on purpose
 set -- $(pixels "$T/t.html")
 echo "# html screenshot: ${1:-?} non-white pixels, ${2:-?} bar-red pixels"
 test "${1:-0}" -gt 20000 2> /dev/null; ok $? "chromium: HTML screenshot is not blank"
 test "${2:-0}" -gt 5000 2> /dev/null; ok $? "chromium: HTML screenshot shows the CPU bars"
+# shellcheck disable=SC2046
 set -- $(pixels "$T/t.svg")
 echo "# svg screenshot: ${1:-?} non-white pixels, ${2:-?} bar-red pixels"
 test "${1:-0}" -gt 20000 2> /dev/null; ok $? "chromium: SVG screenshot is not blank"

@@ -11,7 +11,7 @@
  * nothing depends on timing. A stall timeout only turns a hang into a
  * failure.
  */
-#include "config.h"
+#include <config.h>
 
 #include <signal.h>
 #include <stdio.h>
