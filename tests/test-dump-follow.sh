@@ -7,7 +7,9 @@
 # (nothing lost, nothing repeated), --from-end and option checks.
 # Every wait is for an observable state, bounded only against a hang.
 . "${top_srcdir:-$(dirname "$0")/..}/tests/tools-tap.sh"
-[ -x "$REC_START" ] && [ -x "$REC_DUMP" ] || skip_all "tools not built"
+if [ ! -x "$REC_START" ] || [ ! -x "$REC_DUMP" ]; then
+    skip_all "tools not built"
+fi
 cd "$TMP" || exit 99
 # fewer kill rounds under the sanitizers (2-5x slower)
 KILLS=${FOLLOW_KILLS:-10}
@@ -30,6 +32,7 @@ has_lines() { [ -s "$1" ]; }
 # 1. before the file exists, across rotations and an exec()
 "$REC_DUMP" --follow --stall-timeout 60s "$TMP/a.rec" >a.out 2>err &
 fpid=$!
+# shellcheck disable=SC2016 # $0 is for the inner shell
 "$REC_START" -q --flush-interval 100ms --max-chunk-size 8k -o "$TMP/a.rec" \
     sh -c 'exec "$0" 0.3' "$WORKLOADS/demo" >/dev/null 2>start.err
 wait $fpid
@@ -61,6 +64,7 @@ while [ $i -lt "$KILLS" ]; do
     rm -f k.rec k.pid
     "$REC_DUMP" --follow --stall-timeout 60s "$TMP/k.rec" >k.out 2>k.err &
     fpid=$!
+    # shellcheck disable=SC2016 # $$ and $0 are the inner shell's
     "$REC_START" -q --flush-interval 50ms --max-chunk-size 16k -o "$TMP/k.rec" \
         sh -c 'echo $$ >k.pid; exec "$0" -s 5' "$WORKLOADS/budget" \
         >/dev/null 2>/dev/null &
