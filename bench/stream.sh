@@ -6,6 +6,7 @@
 # intervals; and a follower surviving SIGKILL of the program at random
 # moments (STREAM_KILLS rounds, default 100).
 # Medians over BENCH_RUNS (>= 5) runs. Short runs: a few seconds each.
+# Arguments: the parts to run (synthetic sampler cost kills; default all).
 . "$(dirname "$0")/lib.sh"
 
 SB=$(rec_prog stream-bench)
@@ -13,7 +14,7 @@ DUMP=$(rec_prog rec-dump)
 START=$(rec_prog rec-start)
 BUDGET=$REC_BUILD/tests/workloads/budget
 KILLS=${STREAM_KILLS:-100}
-cd "$BENCH_TMP"
+cd "$BENCH_TMP" || exit 1
 echo "load: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores, $BENCH_RUNS runs"
 
 # field NAME LINE: the value after NAME
@@ -73,10 +74,14 @@ kills() {
         "$START" -q --flush-interval 50ms --max-chunk-size 16k -o k.rec \
             sh -c 'echo $$ >k.pid; exec "$0" -s 5' "$BUDGET" >/dev/null 2>&1 &
         sp=$!
-        until [ -s k.pid ] && [ -s k.out ]; do sleep 0.02; done
+        local n=0
+        until { [ -s k.pid ] && [ -s k.out ]; } || [ $n -ge 3000 ]; do
+            sleep 0.02
+            n=$((n + 1))
+        done
         sleep "0.$((RANDOM % 1000))"
-        kill -KILL "$(cat k.pid)"
-        { wait $sp; } 2>/dev/null
+        kill -KILL "$(cat k.pid)" || true
+        { wait $sp; } 2>/dev/null || true
         wait $fp && fst=0 || fst=$?
         "$DUMP" --ndjson k.rec >k.post 2>k.perr || true
         if [ $fst -ne 0 ] && grep -q "is gone" k.err && cmp -s k.out k.post; then
@@ -90,14 +95,14 @@ kills() {
     echo "SIGKILL at random moments: $good of $KILLS followers ended with a message having printed exactly the flushed events; $inexec more killed inside exec() ended cleanly on the closed recording, as rec-dump agrees"
 }
 
-synthetic 1000
-synthetic 100
-sampler 1s
-sampler 100ms
-sampler 50ms
-cost 1s 0
-cost 1s 1
-cost 100ms 0
-cost 50ms 0
-kills
+parts=${*:-synthetic sampler cost kills}
+for part in $parts; do
+    case $part in
+    synthetic) synthetic 1000; synthetic 100 ;;
+    sampler) sampler 1s; sampler 100ms; sampler 50ms ;;
+    cost) cost 1s 0; cost 1s 1; cost 100ms 0; cost 50ms 0 ;;
+    kills) kills ;;
+    *) echo "usage: stream.sh [synthetic|sampler|cost|kills]..." >&2; exit 2 ;;
+    esac
+done
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
