@@ -274,19 +274,19 @@ static void test_resume(void)
     }
     close(hs[0]);
     char pos[REC_FOLLOW_POSITION_MAX] = "";
-    unsigned next = 1, dup = 0, gaps = 0, sessions = 0, stop = 0;
+    unsigned next = 1, dup = 0, gaps = 0, runs = 0, stop = 0;
     bool released = false;
     int rc = 0;
-    /* sessions of varying length, some ending inside a block, some at
+    /* runs of varying length, some ending inside a block, some at
      * block or chunk boundaries, one before any event */
     static const unsigned lens[] = { 0, 1, 49, 50, 51, 333, 7, 400, 999 };
     for (;;) {
         rec_follow *f = open_follow(pos[0] ? pos : NULL, false, -1);
-        unsigned want = lens[sessions % (sizeof lens / sizeof *lens)], got = 0;
+        unsigned want = lens[runs % (sizeof lens / sizeof *lens)], got = 0;
         const rec_event *ev;
-        sessions++;
+        runs++;
         rc = REC_EAGAIN;
-        while (got < want || sessions > 40) {
+        while (got < want || runs > 40) {
             rc = rec_follow_next(f, &ev, 50);
             if (rc == REC_EAGAIN) {
                 if (!released && next == 1501) {
@@ -309,22 +309,22 @@ static void test_resume(void)
         if (rec_follow_position(f, pos, sizeof pos) < 0)
             TAP_BAIL("position");
         if (getenv("FOLLOW_DEBUG"))
-            tap_diag("session %u: %u events, next %u, rc %d, position %s",
-                     sessions, got, next, rc, pos);
+            tap_diag("run %u: %u events, next %u, rc %d, position %s",
+                     runs, got, next, rc, pos);
         rec_follow_close(f);
         if (rc <= 0 && rc != REC_EAGAIN) {
             stop = 1;
             break;
         }
-        if (sessions > 41)
+        if (runs > 41)
             break;
     }
     int st = reap(pid);
     close(hs[1]);
     tap_ok(WIFEXITED(st) && WEXITSTATUS(st) == 0, "writer wrote 3000 events");
     tap_ok(stop && rc == 0 && next == 3001 && dup == 0 && gaps == 0,
-           "%u follow sessions resumed from saved positions: all 3000 events, "
-           "none repeated (%u), none lost (%u), rc %d", sessions, dup, gaps, rc);
+           "%u follow runs, each resumed from saved positions: all 3000 events, "
+           "none repeated (%u), none lost (%u), rc %d", runs, dup, gaps, rc);
 }
 
 static void test_bad_position(void)
