@@ -134,6 +134,9 @@ st=$?
 expect_status 1 "a bad position file"
 grep -q "not a saved position" err
 ok $? "is reported as such"
+"$REC_START" -q --flush-interval 5ms -o "$TMP/x.rec" true >/dev/null 2>err
+st=$?
+expect_status 2 "rec-start refuses a flush interval the sampler would refuse"
 
 # 6. rec-cpu --follow: per-interval JSON objects whose samples add up to
 # the recording's
