@@ -28,7 +28,11 @@ struct batch {
     struct rec__buf *head, *tail;
 };
 
-static void put_le16(unsigned char *p, uint16_t v) { p[0] = v; p[1] = v >> 8; }
+static void put_le16(unsigned char *p, uint16_t v)
+{
+    p[0] = (unsigned char)v;
+    p[1] = (unsigned char)(v >> 8);
+}
 static void put_le32(unsigned char *p, uint32_t v)
 {
     for (int i = 0; i < 4; i++)

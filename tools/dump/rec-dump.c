@@ -14,6 +14,7 @@
 #include "cli.h"
 #include "dump-render.h"
 #include "dump-follow.h"
+#include "export.h"
 
 static const char prog[] = "rec-dump";
 
@@ -29,6 +30,9 @@ struct opts {
     const char *output;
     bool follow;
     dump_follow_opts fo;
+    enum xp_format export;      /* 0: JSON/NDJSON */
+    enum xp_group group;
+    bool weight_samples;
 };
 
 /* Per-type filter facts, cached per rec_type pointer for the chunk. */
@@ -61,6 +65,12 @@ static void usage(FILE *f)
 "  --json              one JSON array of events (default)\n"
 "  --ndjson            one JSON object per event and line\n"
 "  --metadata          print the schema embedded in each FILE\n"
+"  --format FMT        json, ndjson, or an export of the CPU profile:\n"
+"                      collapsed (flamegraph.pl), pprof (gzipped\n"
+"                      profile.proto), jfr (JDK Flight Recorder)\n"
+"  --group G           collapsed: root frame per thread, process or none\n"
+"                      (default none)\n"
+"  --weight W          collapsed: cpu (ns, default) or samples\n"
 "  --events GLOB[,GLOB...]   only events whose type name matches\n"
 "  --threads LIST      only events of these threads (tids or name globs)\n"
 "  --stack-depth N     frames per stack trace (default 5, 0 = all)\n"
@@ -344,10 +354,43 @@ static bool follow_event(void *ctx, const rec_event *ev, cli_buf *out)
     return true;
 }
 
+/* --format, --group, --weight: the export formats (tools/export/). */
+static int export_option(char c, const char *arg, struct opts *o)
+{
+    if (c == 'f') {
+        o->export = 0;
+        if (strcmp(arg, "json") == 0)
+            o->mode = MODE_JSON;
+        else if (strcmp(arg, "ndjson") == 0)
+            o->mode = MODE_NDJSON;
+        else if (!(o->export = xp_format_parse(arg)))
+            goto bad;
+    } else if (c == 'g') {
+        if (strcmp(arg, "none") == 0)
+            o->group = XP_GROUP_NONE;
+        else if (strcmp(arg, "thread") == 0)
+            o->group = XP_GROUP_THREAD;
+        else if (strcmp(arg, "process") == 0)
+            o->group = XP_GROUP_PROCESS;
+        else
+            goto bad;
+    } else if (strcmp(arg, "cpu") == 0 || strcmp(arg, "samples") == 0) {
+        o->weight_samples = arg[0] == 's';
+    } else {
+        goto bad;
+    }
+    return 0;
+bad:
+    cli_error(prog, "--%s: unknown value '%s'", c == 'f' ? "format"
+              : c == 'g' ? "group" : "weight", arg);
+    return -1;
+}
+
 static int parse_args(int argc, char **argv, struct opts *o)
 {
     enum { O_JSON = 256, O_NDJSON, O_METADATA, O_EVENTS, O_THREADS,
-           O_DEPTH, O_SINCE, O_UNTIL, O_FROM_END, O_POSFILE, O_STALL };
+           O_DEPTH, O_SINCE, O_UNTIL, O_FORMAT, O_GROUP, O_WEIGHT,
+           O_FROM_END, O_POSFILE, O_STALL };
     static const struct option lopts[] = {
         { "json", no_argument, NULL, O_JSON },
         { "ndjson", no_argument, NULL, O_NDJSON },
@@ -357,6 +400,9 @@ static int parse_args(int argc, char **argv, struct opts *o)
         { "stack-depth", required_argument, NULL, O_DEPTH },
         { "since", required_argument, NULL, O_SINCE },
         { "until", required_argument, NULL, O_UNTIL },
+        { "format", required_argument, NULL, O_FORMAT },
+        { "group", required_argument, NULL, O_GROUP },
+        { "weight", required_argument, NULL, O_WEIGHT },
         { "output", required_argument, NULL, 'o' },
         { "follow", no_argument, NULL, 'f' },
         { "from-end", no_argument, NULL, O_FROM_END },
@@ -374,6 +420,13 @@ static int parse_args(int argc, char **argv, struct opts *o)
         case O_JSON: o->mode = MODE_JSON; break;
         case O_NDJSON: o->mode = MODE_NDJSON; break;
         case O_METADATA: o->mode = MODE_METADATA; break;
+        case O_FORMAT:
+        case O_GROUP:
+        case O_WEIGHT:
+            if (export_option(c == O_FORMAT ? 'f' : c == O_GROUP ? 'g' : 'w',
+                              optarg, o) < 0)
+                return -1;
+            break;
         case O_EVENTS:
             cli_patterns_free(o->events);
             o->events = NULL;
@@ -428,8 +481,9 @@ static int parse_args(int argc, char **argv, struct opts *o)
                   "need --follow");
         return -1;
     }
-    if (o->follow && (argc - optind != 1 || o->mode == MODE_METADATA)) {
-        cli_error(prog, "--follow takes one FILE and prints events");
+    if (o->follow && (argc - optind != 1 || o->mode == MODE_METADATA ||
+                      o->export)) {
+        cli_error(prog, "--follow takes one FILE and prints events as NDJSON");
         return -1;
     }
     return 0;
@@ -445,9 +499,22 @@ int main(int argc, char **argv)
         cli_threads_free(o.threads);
         return CLI_EXIT_USAGE;
     }
-    if (o.output && !(d.out = fopen(o.output, "w"))) {
+    if (o.output && !(d.out = fopen(o.output, o.export ? "wb" : "w"))) {
         cli_error(prog, "%s: %s", o.output, strerror(errno));
         status = CLI_EXIT_DATA;
+        goto done;
+    }
+    if (o.export) {
+        xp_options xo = { .threads = o.threads, .have_since = o.have_since,
+                          .have_until = o.have_until, .since = o.since,
+                          .until = o.until };
+        xp_out xout = { .prog = prog, .f = d.out, .group = o.group,
+                        .weight_samples = o.weight_samples,
+                        .path = o.output ? o.output : "stdout" };
+        status = xp_dump(prog, o.export, &xo, &xout, argv + optind,
+                         (size_t)(argc - optind));
+        if (fflush(d.out) != 0 && status == CLI_EXIT_OK)
+            status = CLI_EXIT_DATA;
         goto done;
     }
     d.render = dump_render_new(o.stack_depth);

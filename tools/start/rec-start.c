@@ -17,6 +17,7 @@
 #include <rec/record.h>
 
 #include <errno.h>
+#include <stdarg.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <glob.h>
@@ -78,12 +79,16 @@ static void usage(FILE *f)
 "1 other errors. A PROGRAM killed by a signal makes rec-start die of it.\n");
 }
 
-static int fail_usage(const char *fmt, const char *arg)
-    __attribute__((format(printf, 1, 0)));
-static int fail_usage(const char *fmt, const char *arg)
+static int fail_usage(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2)));
+static int fail_usage(const char *fmt, ...)
 {
+    va_list ap;
+
     fprintf(stderr, "%s: ", prog);
-    fprintf(stderr, fmt, arg);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
     fprintf(stderr, "\nTry 'rec-start --help'.\n");
     return 2;
 }
@@ -114,7 +119,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
         switch (c) {
         case 'o':
             if (!optarg[0])
-                return fail_usage("empty output file name%s", "");
+                return fail_usage("empty output file name");
             o->output = optarg;
             break;
         case 'f': o->force = true; break;
@@ -157,7 +162,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
         }
     }
     if (optind >= argc)
-        return fail_usage("no program to run%s", "");
+        return fail_usage("no program to run");
     return 0;
 }
 
@@ -278,7 +283,7 @@ static void summarize(const char *path, bool signaled)
     }
     fprintf(stderr, "%s: %s: %llu samples, %llu lost, %.1f KiB%s\n", prog, path,
             (unsigned long long)samples, (unsigned long long)lost,
-            st.st_size / 1024.0,
+            (double)st.st_size / 1024.0,
             rc < 0 ? " (damaged: read up to the damage)"
             : rec_reader_warning(r) ? (signaled ? " (unfinished: read up to the "
                                        "last flush)" : " (unfinished)")
