@@ -89,10 +89,11 @@ static int follow(const char *path)
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     qsort(lat, n, sizeof *lat, cmp_u64);
-    double cpu_ms = ru.ru_utime.tv_sec * 1e3 + ru.ru_utime.tv_usec / 1e3 +
-                    ru.ru_stime.tv_sec * 1e3 + ru.ru_stime.tv_usec / 1e3;
+    double cpu_ms = (double)ru.ru_utime.tv_sec * 1e3 + (double)ru.ru_utime.tv_usec / 1e3 +
+                    (double)ru.ru_stime.tv_sec * 1e3 + (double)ru.ru_stime.tv_usec / 1e3;
     printf("events %zu median_ms %.1f p99_ms %.1f cpu_ms %.1f rc %d\n", n,
-           n ? lat[n / 2] / 1e6 : 0, n ? lat[n * 99 / 100] / 1e6 : 0, cpu_ms, rc);
+           n ? (double)lat[n / 2] / 1e6 : 0, n ? (double)lat[n * 99 / 100] / 1e6 : 0,
+           cpu_ms, rc);
     rec_follow_close(f);
     free(lat);
     return rc < 0;
