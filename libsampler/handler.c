@@ -15,8 +15,9 @@
  * which it never asked for. The warning says to choose another signal with
  * rec-start --signal.
  *
- * SIGTERM, SIGINT and SIGHUP: if the program leaves them at the default
- * action, rec installs a handler that asks the sampler thread to finish the
+ * The signals that end a process by default (SIGTERM, SIGINT, SIGSEGV,
+ * SIGABRT...): if the program leaves them at the default action, rec
+ * installs a handler that asks the sampler thread to finish the
  * recording (bounded wait) and then re-raises the signal with the default
  * action, so the exit status is unchanged. A program that installs its own
  * handler for them later simply replaces ours.
@@ -53,7 +54,14 @@ bool recs__prog_warn_once(void)
     return !atomic_exchange(&prog_warned, 1);
 }
 
-static const int fatal_signals[] = { SIGTERM, SIGINT, SIGHUP };
+/* Every signal whose default action ends the process, but SIGKILL and
+ * SIGSTOP (abort() raises SIGABRT; synchronous faults re-raised with the
+ * default action end the process as they would have). */
+static const int fatal_signals[] = {
+    SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGABRT, SIGSEGV, SIGBUS, SIGFPE,
+    SIGILL, SIGTRAP, SIGSYS, SIGPIPE, SIGALRM, SIGUSR1, SIGUSR2, SIGXCPU,
+    SIGXFSZ, SIGVTALRM, SIGPWR, SIGSTKFLT,
+};
 #define NFATAL (sizeof fatal_signals / sizeof fatal_signals[0])
 static _Atomic int fatal_ours[NFATAL];
 
@@ -158,6 +166,9 @@ static void forward(int sig, siginfo_t *si, void *ucv)
     struct sigaction pa;
     sigset_t old, m;
 
+    /* The program's view of its mask blocks it (sigmask.c): later. */
+    if (recs__sigmask_defer(sig, si))
+        return;
     prog_load(&pa);
     if (recs__is_handler(&pa)) {
         m = uc->uc_sigmask;
@@ -300,8 +311,14 @@ int recs__install_handler(int signo)
     sigfillset(&sa.sa_mask);
     if (recs__real_sigaction(signo, &sa, &old) != 0)
         return REC_EIO;
+    if (recs__fatal_is_ours(signo)) {
+        recs__fatal_disown(signo);
+        memset(&old, 0, sizeof old);     /* ours, not the program's */
+        old.sa_handler = SIG_DFL;
+    }
     recs__prog_store(&old, NULL, NULL);
     recs__g.signo = signo;
+    recs__sigmask_adopt(0);
     if (recs__is_handler(&old) && recs__prog_warn_once())
         recs__warn("the program has its own handler for signal %d (%s); rec "
                    "keeps sampling on it and passes the program only the "

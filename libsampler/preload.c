@@ -63,6 +63,7 @@ struct tramp {
     void *(*fn)(void *);
     void *arg;
     pid_t parent;
+    int view;              /* the creator's view of its mask (sigmask.c) */
 };
 
 static void *trampoline(void *p)
@@ -71,6 +72,7 @@ static void *trampoline(void *p)
     recs__thread *t;
 
     free(p);
+    recs__sigmask_adopt(tp.view);
     /* Before the start routine: the thread's first CPU cycles count. Exit
      * (return, pthread_exit, cancellation) is caught by a key destructor. */
     if (recs__g.registry && (t = recs__thread_new(tp.parent)))
@@ -89,6 +91,7 @@ int pthread_create(pthread_t *th, const pthread_attr_t *attr,
     tp->fn = fn;
     tp->arg = arg;
     tp->parent = recs__gettid();
+    tp->view = recs__sigmask_view();
     rc = recs__real_pthread_create(th, attr, trampoline, tp);
     if (rc != 0)
         free(tp);
@@ -322,15 +325,21 @@ int execve(const char *path, char *const argv[], char *const envp[])
 {
     execve_fn real = real_execve;
     char **env;
-    int rc;
+    int rc, tok;
 
     if (!real && !(real = (execve_fn)next_sym("execve")))
         return errno = ENOSYS, -1;
-    if (!owner())
-        return real(path, argv, envp);
+    if (!owner()) {
+        tok = recs__sigmask_before_exec();
+        rc = real(path, argv, envp);
+        recs__sigmask_after_exec(tok);
+        return rc;
+    }
     env = env_for_exec(envp);
     before_exec();
+    tok = recs__sigmask_before_exec();
     rc = real(path, argv, env ? env : envp);
+    recs__sigmask_after_exec(tok);
     after_failed_exec();
     free(env);
     return rc;
@@ -345,15 +354,21 @@ int execvpe(const char *file, char *const argv[], char *const envp[])
 {
     execve_fn real = real_execvpe;
     char **env;
-    int rc;
+    int rc, tok;
 
     if (!real && !(real = (execve_fn)next_sym("execvpe")))
         return errno = ENOSYS, -1;
-    if (!owner())
-        return real(file, argv, envp);
+    if (!owner()) {
+        tok = recs__sigmask_before_exec();
+        rc = real(file, argv, envp);
+        recs__sigmask_after_exec(tok);
+        return rc;
+    }
     env = env_for_exec(envp);
     before_exec();
+    tok = recs__sigmask_before_exec();
     rc = real(file, argv, env ? env : envp);
+    recs__sigmask_after_exec(tok);
     after_failed_exec();
     free(env);
     return rc;
@@ -368,15 +383,21 @@ int fexecve(int fd, char *const argv[], char *const envp[])
 {
     fexecve_fn real = real_fexecve;
     char **env;
-    int rc;
+    int rc, tok;
 
     if (!real && !(real = (fexecve_fn)next_sym("fexecve")))
         return errno = ENOSYS, -1;
-    if (!owner())
-        return real(fd, argv, envp);
+    if (!owner()) {
+        tok = recs__sigmask_before_exec();
+        rc = real(fd, argv, envp);
+        recs__sigmask_after_exec(tok);
+        return rc;
+    }
     env = env_for_exec(envp);
     before_exec();
+    tok = recs__sigmask_before_exec();
     rc = real(fd, argv, env ? env : envp);
+    recs__sigmask_after_exec(tok);
     after_failed_exec();
     free(env);
     return rc;
@@ -387,15 +408,21 @@ int execveat(int dirfd, const char *path, char *const argv[],
 {
     execveat_fn real = real_execveat;
     char **env;
-    int rc;
+    int rc, tok;
 
     if (!real && !(real = (execveat_fn)next_sym("execveat")))
         return errno = ENOSYS, -1;
-    if (!owner())
-        return real(dirfd, path, argv, envp, flags);
+    if (!owner()) {
+        tok = recs__sigmask_before_exec();
+        rc = real(dirfd, path, argv, envp, flags);
+        recs__sigmask_after_exec(tok);
+        return rc;
+    }
     env = env_for_exec(envp);
     before_exec();
+    tok = recs__sigmask_before_exec();
     rc = real(dirfd, path, argv, env ? env : envp, flags);
+    recs__sigmask_after_exec(tok);
     after_failed_exec();
     free(env);
     return rc;

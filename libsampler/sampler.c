@@ -78,7 +78,8 @@ static int config_from_options(recs__config *cfg, const recs_options *o)
         return REC_EINVAL;
     cfg->depth = o->stack_depth ? o->stack_depth : RECS_DEFAULT_DEPTH;
     cfg->max_chunk_bytes = o->max_chunk_bytes;
-    cfg->flush_ns = o->flush_interval_ns ? o->flush_interval_ns : 1000000000ull;
+    cfg->flush_ns = o->flush_interval_ns ? o->flush_interval_ns
+                                         : RECS_FLUSH_DEFAULT_NS;
     if (cfg->flush_ns < 10000000ull)
         cfg->flush_ns = 10000000ull;
     cfg->signo = o->signo ? o->signo : SIGPROF;

@@ -24,6 +24,15 @@ for f in t.svg t.html; do
         | grep -qiE 'https?:|href=|src=|@import|url\('
     ok $? "$f: no external resources"
 done
+# Lost CPU (no stack) in the lanes: basic.rec's main thread lost 30 ms,
+# no other thread lost any; the grey bars of its lane add up to it.
+lost=$(awk '/<g class="lane"/ { lane = $0 }
+    /class="lost"/ { match(lane, /data-tid="[0-9]+"/); tid = substr(lane, RSTART + 10, RLENGTH - 11)
+        match($0, /: [0-9.]+ ms CPU without/); sum[tid] += substr($0, RSTART + 2, RLENGTH - 2) + 0 }
+    END { for (t in sum) printf "%s:%.2f\n", t, sum[t] }' "$T/t.svg")
+test "$(echo "$lost" | awk -F: '$1 == 1000 && $2 > 29.95 && $2 < 30.05' | wc -l)" -eq 1 &&
+    test "$(echo "$lost" | wc -l)" -eq 1
+ok $? "lost CPU drawn in its thread's lane only, adding up to its 30 ms ($lost)"
 "$REC_CPU" --svg - "$B" > "$T/stdout.svg"
 head -c 5 "$T/stdout.svg" | grep -q '<?xml'; ok $? "--svg -: the picture replaces the report"
 

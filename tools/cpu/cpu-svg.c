@@ -69,6 +69,16 @@ static const char *axis_label(char *buf, size_t len, uint64_t x, uint64_t step)
     return buf;
 }
 
+/* Lost CPU (no stack) the model placed in intervals k0..k1. */
+static uint64_t lv_sum(const cpu_thread *t, int64_t k0, int64_t k1)
+{
+    uint64_t s = 0;
+    for (int64_t k = k0; k <= k1; k++)
+        if (t->lv && k >= t->iv_lo && k < t->iv_lo + (int64_t)t->iv_n)
+            s += t->lv[k - t->iv_lo];
+    return s;
+}
+
 static uint64_t iv_sum(const cpu_thread *t, int64_t k0, int64_t k1)
 {
     uint64_t s = 0;
@@ -93,6 +103,7 @@ typedef struct lane {
     size_t nthreads;
     uint64_t sampled_ns, lost_ns, total_ns;
     uint64_t *col;              /* ns per column */
+    uint64_t *lcol;             /* lost ns per column (drawn grey) */
     double full;                /* CPUs a full lane height stands for */
 } lane;
 
@@ -121,6 +132,7 @@ static void lane_add(lane *l, const cpu_thread *t, int64_t lo, uint64_t cols,
         int64_t k0 = lo + (int64_t)(c * merge);
         uint64_t ns = iv_sum(t, k0, k0 + (int64_t)merge - 1);
         l->col[c] += ns;
+        l->lcol[c] += lv_sum(t, k0, k0 + (int64_t)merge - 1);
         l->total_ns += ns;
     }
 }
@@ -138,7 +150,7 @@ static lane *make_lanes(cpu_thread **v, size_t n, int64_t lo, uint64_t cols,
                         uint64_t merge, size_t *nl)
 {
     lane *l = calloc(n ? n : 1, sizeof *l);
-    uint64_t *cells = calloc(n * cols + 1, sizeof *cells);
+    uint64_t *cells = calloc(2 * n * cols + 1, sizeof *cells);
     cli_strtab keys = { 0 };
     size_t k = 0;
     if (!l || !cells)
@@ -161,6 +173,7 @@ static lane *make_lanes(cpu_thread **v, size_t n, int64_t lo, uint64_t cols,
         }
         if (j == k) {
             l[k].col = cells + k * cols;
+            l[k].lcol = cells + (n + k) * cols;
             l[k].pid = t->pid;
             l[k].tid = t->tid;
             k++;
@@ -177,8 +190,10 @@ static lane *make_lanes(cpu_thread **v, size_t n, int64_t lo, uint64_t cols,
             o->sampled_ns += l[j].sampled_ns;
             o->lost_ns += l[j].lost_ns;
             o->total_ns += l[j].total_ns;
-            for (uint64_t c = 0; c < cols; c++)
+            for (uint64_t c = 0; c < cols; c++) {
                 o->col[c] += l[j].col[c];
+                o->lcol[c] += l[j].lcol[c];
+            }
         }
         o->nthreads = threads;
         snprintf(o->label, sizeof o->label, "other threads");
@@ -298,8 +313,9 @@ static void svg_body(FILE *f, const cpu_model *m, cpu_thread **v, size_t n)
             cpu_fmt_ms(a, sizeof a, col_ns),
             merge > 1 ? " (merged to fit)" : "");
     fprintf(f, "<text x=\"8\" y=\"34\" fill=\"#555\">bar height and colour: "
-            "share of the lane's CPUs in the interval; time in seconds from "
-            "the recording's start to its end%s</text>\n",
+            "share of the lane's CPUs in the interval (grey: lost, no "
+            "stack); time in seconds from the recording's start to its "
+            "end%s</text>\n",
             n > MAX_LANES ? "; threads grouped by process and name" : "");
     legend(f, 40);
 
@@ -359,17 +375,39 @@ static void svg_body(FILE *f, const cpu_model *m, cpu_thread **v, size_t n)
             fprintf(f, " \xc3\x97%zu", l->nthreads);
         fprintf(f, "</text>\n");
         for (uint64_t col = 0; col < cols; col++) {
-            uint64_t ns = l->col[col];
-            if (!ns)
+            uint64_t ns = l->col[col], lns = l->lcol[col];
+            if (!ns && !lns)
                 continue;
             int64_t k0 = lo + (int64_t)(col * merge);
             int64_t k1 = k0 + (int64_t)merge - 1;
             double share = (double)ns / (double)col_ns;
             double hshare = share / l->full > 1.0 ? 1.0 : share / l->full;
-            double h = hshare * LANE_H;
+            double h = ns ? hshare * LANE_H : 0.0;
             int r, g, bl;
-            if (h < 1.0)
+            if (ns && h < 1.0)
                 h = 1.0;
+            if (lns) {
+                /* Lost CPU stacked on the sampled part, in grey. */
+                double lshare = (double)lns / (double)col_ns / l->full;
+                double lh = (lshare > 1.0 - h / LANE_H ? 1.0 - h / LANE_H
+                                                       : lshare) * LANE_H;
+                if (lh < 1.0)
+                    lh = 1.0;
+                fprintf(f, "<rect class=\"lost\" x=\"%.2f\" y=\"%.2f\" "
+                        "width=\"%.2f\" height=\"%.2f\" fill=\"#a9aeb8\">"
+                        "<title>", LABEL_W + (double)col * col_w,
+                        y + LANE_H - h - lh, col_w, lh);
+                xml_str(f, l->label);
+                fprintf(f, " %s-%s s: %s ms CPU without stacks (lost)"
+                        "</title></rect>\n",
+                        cpu_fmt_rel(a, sizeof a, m,
+                                    m->origin_ns + (uint64_t)k0 * I),
+                        cpu_fmt_rel(b, sizeof b, m,
+                                    m->origin_ns + (uint64_t)(k1 + 1) * I),
+                        cpu_fmt_ms(c, sizeof c, lns));
+            }
+            if (!ns)
+                continue;
             bar_rgb(hshare, &r, &g, &bl);
             fprintf(f, "<rect class=\"cpu\" x=\"%.2f\" y=\"%.2f\" "
                     "width=\"%.2f\" height=\"%.2f\" fill=\"rgb(%d,%d,%d)\">"

@@ -13,6 +13,7 @@
 #include "start.h"
 #include "recenv.h"
 #include "throttle.h"
+#include "losses.h"
 
 #include <rec/record.h>
 
@@ -67,7 +68,7 @@ static void usage(FILE *f)
 "                           over the machine (500/s); default 10ms\n"
 "  -d, --stack-depth N      frames per sample, 1..1024 (default 64)\n"
 "      --max-chunk-size S   start a new chunk above S bytes (64M)\n"
-"      --flush-interval T   data readable within T (default 1s)\n"
+"      --flush-interval T   data readable within T (default 100ms)\n"
 "      --signal SIG         timer signal (default SIGPROF)\n"
 "  -c, --follow-children    record descendant processes too, each into\n"
 "                           its own file (default: only PROGRAM)\n"
@@ -252,6 +253,8 @@ static void summarize(const char *path, bool signaled)
     const rec_type *lost_type = NULL;
     long lost_field = -1;
     uint64_t samples = 0, lost = 0;
+    cli_losses *losses;
+    char line[1024];
     struct stat st;
     int rc;
 
@@ -265,9 +268,12 @@ static void summarize(const char *path, bool signaled)
         fprintf(stderr, "%s: %s: %s\n", prog, path, rec_strerror(rc));
         return;
     }
+    losses = cli_losses_new();
     while ((rc = rec_reader_next(r, &ev)) > 0) {
         const rec_type *t = rec_event_type(ev);
         uint32_t id = rec_type_id(t);
+        if (losses)
+            cli_losses_event(losses, ev);
         if (id == REC_TYPE_CPUTimeSample) {
             samples++;
         } else if (id == REC_TYPE_CPUTimeSampleLost) {
@@ -288,6 +294,10 @@ static void summarize(const char *path, bool signaled)
             : rec_reader_warning(r) ? (signaled ? " (unfinished: read up to the "
                                        "last flush)" : " (unfinished)")
             : "");
+    /* Where the CPU time without stacks went, when it matters. */
+    if (losses && *cli_losses_line(losses, line, sizeof line))
+        fprintf(stderr, "%s: %s\n", prog, line);
+    cli_losses_free(losses);
     rec_reader_close(r);
 }
 
@@ -345,7 +355,7 @@ static int child_env(const struct opts *o, const char *output, const char *lib)
     rc |= setenv(REC_ENV_FOLLOW_CHILDREN, o->follow ? "1" : "0", 1);
     rc |= setenv(REC_ENV_THROTTLE, o->throttle ? o->throttle : "10ms", 1);
     rc |= setenv(REC_ENV_STACK_DEPTH, o->depth ? o->depth : "64", 1);
-    rc |= setenv(REC_ENV_FLUSH_INTERVAL, o->flush ? o->flush : "1s", 1);
+    rc |= setenv(REC_ENV_FLUSH_INTERVAL, o->flush ? o->flush : "100ms", 1);
     if (o->max_chunk)
         rc |= setenv(REC_ENV_MAX_CHUNK_SIZE, o->max_chunk, 1);
     else
