@@ -13,6 +13,7 @@
 
 #include "cli.h"
 #include "dump-render.h"
+#include "dump-follow.h"
 #include "export.h"
 
 static const char prog[] = "rec-dump";
@@ -30,6 +31,8 @@ struct opts {
     bool have_since, have_until;
     cli_time since, until;
     const char *output;
+    bool follow;
+    dump_follow_opts fo;
     enum xp_format export;      /* 0: JSON/NDJSON */
     enum xp_group group;
     bool weight_samples;
@@ -53,6 +56,8 @@ struct dumper {
     struct type_filter *tf;
     size_t ntf, captf;
     cli_map threads;         /* Thread rec_entry* -> 1 match, 2 no match */
+    bool times_set;             /* --follow: since/until resolved */
+    uint64_t since, until;
 };
 
 static void usage(FILE *f)
@@ -78,6 +83,11 @@ static void usage(FILE *f)
 "                      TIME: ns since the epoch, RFC 3339, or +DURATION\n"
 "                      after the recording's start (+1.5s, +200ms)\n"
 "  -o, --output FILE   write to FILE instead of standard output\n"
+"  -f, --follow        print events as they are written (NDJSON, one FILE,\n"
+"                      which may not exist yet); see rec-dump(1), FOLLOWING\n"
+"      --from-end      with --follow: skip the events already written\n"
+"      --position-file F  with --follow: resume from and save to F\n"
+"      --stall-timeout T  with --follow: give up after T without new data\n"
 "  -h, --help          show this help\n"
 "  -V, --version       show the version\n"
 "\n"
@@ -378,6 +388,25 @@ static int check_event_names(const struct opts *o, char *const *in, int n)
     return rc;
 }
 
+/* --follow callbacks */
+static void follow_chunk(void *ctx, const rec_chunk_info *info)
+{
+    struct dumper *d = ctx;
+    chunk_changed(d, info);
+    if (!d->times_set)
+        d->times_set = resolve_times(d, info->start_ns, &d->since, &d->until);
+}
+
+static bool follow_event(void *ctx, const rec_event *ev, cli_buf *out)
+{
+    struct dumper *d = ctx;
+    if (!event_selected(d, ev, d->since, d->until))
+        return false;
+    dump_render_event(d->render, ev, out);
+    d->nprinted++;
+    return true;
+}
+
 /* --format, --group, --weight: the export formats (tools/export/). */
 static int export_option(char c, const char *arg, struct opts *o)
 {
@@ -413,7 +442,8 @@ bad:
 static int parse_args(int argc, char **argv, struct opts *o)
 {
     enum { O_JSON = 256, O_NDJSON, O_METADATA, O_EVENTS, O_THREADS,
-           O_DEPTH, O_SINCE, O_UNTIL, O_FORMAT, O_GROUP, O_WEIGHT };
+           O_DEPTH, O_SINCE, O_UNTIL, O_FORMAT, O_GROUP, O_WEIGHT,
+           O_FROM_END, O_POSFILE, O_STALL };
     static const struct option lopts[] = {
         { "json", no_argument, NULL, O_JSON },
         { "ndjson", no_argument, NULL, O_NDJSON },
@@ -427,6 +457,10 @@ static int parse_args(int argc, char **argv, struct opts *o)
         { "group", required_argument, NULL, O_GROUP },
         { "weight", required_argument, NULL, O_WEIGHT },
         { "output", required_argument, NULL, 'o' },
+        { "follow", no_argument, NULL, 'f' },
+        { "from-end", no_argument, NULL, O_FROM_END },
+        { "position-file", required_argument, NULL, O_POSFILE },
+        { "stall-timeout", required_argument, NULL, O_STALL },
         { "help", no_argument, NULL, 'h' },
         { "version", no_argument, NULL, 'V' },
         { NULL, 0, NULL, 0 },
@@ -437,7 +471,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
     /* getopt names argv[0] in its messages: not the build tree's
      * .libs/lt-rec-dump. */
     argv[0] = (char *)prog;
-    while ((c = getopt_long(argc, argv, "o:hV", lopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "o:fhV", lopts, NULL)) != -1) {
         switch (c) {
         case O_JSON:
         case O_NDJSON:
@@ -484,6 +518,16 @@ static int parse_args(int argc, char **argv, struct opts *o)
                 return -1;
             break;
         case 'o': o->output = optarg; break;
+        case 'f': o->follow = true; break;
+        case O_FROM_END: o->fo.from_end = true; break;
+        case O_POSFILE: o->fo.position_file = optarg; break;
+        case O_STALL:
+            if (cli_parse_duration(optarg, &o->fo.stall_ns) < 0 ||
+                o->fo.stall_ns > (uint64_t)INT32_MAX * 1000000u) {
+                cli_error(prog, "--stall-timeout: not a duration: '%s'", optarg);
+                return -1;
+            }
+            break;
         case 'h': usage(stdout); exit(CLI_EXIT_OK);
         case 'V': cli_version_exit(prog);
         default:
@@ -498,6 +542,16 @@ static int parse_args(int argc, char **argv, struct opts *o)
     }
     if (cli_need_files(prog, optind, argc) < 0)
         return -1;
+    if ((o->fo.from_end || o->fo.position_file || o->fo.stall_ns) && !o->follow) {
+        cli_error(prog, "--from-end, --position-file and --stall-timeout "
+                  "need --follow");
+        return -1;
+    }
+    if (o->follow && (argc - optind != 1 || o->mode == MODE_METADATA ||
+                      o->export)) {
+        cli_error(prog, "--follow takes one FILE and prints events as NDJSON");
+        return -1;
+    }
     return 0;
 }
 
@@ -545,6 +599,12 @@ int main(int argc, char **argv)
     if (!d.render) {
         cli_error(prog, "out of memory");
         status = CLI_EXIT_DATA;
+        goto done;
+    }
+    if (o.follow) {
+        dump_follow_cb cb = { &d, follow_chunk, follow_event };
+        d.until = UINT64_MAX;
+        status = dump_follow(prog, argv[optind], &o.fo, &cb, d.out);
         goto done;
     }
     for (int i = optind; i < argc; i++) {

@@ -168,9 +168,10 @@ static int parse_args(int argc, char **argv, struct opts *o)
             o->max_chunk = optarg;
             break;
         case OPT_FLUSH:
-            if (recs__parse_duration(optarg, &v) < 0 || v < 1000000)
+            /* the sampler refuses less (REC_FLUSH_INTERVAL) */
+            if (recs__parse_duration(optarg, &v) < 0 || v < 10000000)
                 return fail_usage("invalid flush interval '%s' (e.g. 1s, at "
-                                  "least 1ms)", optarg);
+                                  "least 10ms)", optarg);
             o->flush = optarg;
             break;
         case OPT_SIGNAL:
