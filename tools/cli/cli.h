@@ -163,6 +163,8 @@ static inline void cli_buf_reserve(cli_buf *b, size_t more)
 
 static inline void cli_buf_add(cli_buf *b, const void *data, size_t n)
 {
+    if (!n)
+        return;     /* data may be NULL then (an empty buffer's pointer) */
     cli_buf_reserve(b, n);
     memcpy(b->p + b->len, data, n);
     b->len += n;

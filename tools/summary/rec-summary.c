@@ -477,6 +477,7 @@ static int summarize(const char *path, bool json)
     int rc = rec_reader_open(&r, path, 0);
     if (rc < 0) {
         cli_reader_error(prog, path, NULL, rc);
+        cli_losses_free(s.losses);
         return 1;
     }
     while ((rc = rec_reader_next(r, &ev)) > 0) {
