@@ -192,7 +192,7 @@ static void collect(recs__thread *t, bool dead, bool final, bool scanned)
     }
     if (dead || final) {
         it->end = true;
-        it->snapshot = !dead;
+        it->snapshot = !dead && !recs__g.exiting;
         if (dead) {
             it->end_ns = t->end_ns;
             it->end_cpu = t->end_cpu;

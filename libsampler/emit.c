@@ -75,11 +75,15 @@ static void emit_process_info(uint64_t now)
     }
     n = read_small("/proc/self/cmdline", cmd, sizeof cmd);
     if (n > 0) {
-        for (ssize_t i = 0; i < n - 1; i++)
+        /* --no-command-line: arguments may hold secrets; argv[0] stays so
+         * that the recording still says what ran. */
+        for (ssize_t i = 0; i < n - 1 && !recs__g.cfg.no_command_line; i++)
             if (cmd[i] == '\0')
                 cmd[i] = ' ';
         ev.commandLine = str_id(cmd);
     }
+    if (recs__g.cfg.run_id[0])
+        ev.runId = str_id(recs__g.cfg.run_id);
     if (uname(&u) == 0)
         ev.hostName = str_id(u.nodename);
     ev.startTime = now;
@@ -146,6 +150,7 @@ rec_id recs__thread_ref(recs__thread *t, bool ended, const char *name,
 {
     char path[64], comm[32];
     uint64_t now;
+    ssize_t n;
 
     if (ended) {
         if (!t->ref || strncmp(t->ref_name, name, sizeof t->ref_name)) {
@@ -159,9 +164,12 @@ rec_id recs__thread_ref(recs__thread *t, bool ended, const char *name,
         return t->ref;
     t->ref_checked_ns = now;
     snprintf(path, sizeof path, "/proc/self/task/%d/comm", (int)t->tid);
-    if (read_small(path, comm, sizeof comm) <= 0)
+    n = read_small(path, comm, sizeof comm);
+    if (n <= 0)
         comm[0] = '\0';
-    comm[strcspn(comm, "\n")] = '\0';
+    else if (comm[n - 1] == '\n')
+        comm[n - 1] = '\0';  /* the kernel's; a name may hold others, kept
+                                 as PR_GET_NAME gives them at the end */
     if (t->ref && !strncmp(comm, t->ref_name, sizeof t->ref_name))
         return t->ref;
     snprintf(t->ref_name, sizeof t->ref_name, "%s", comm);

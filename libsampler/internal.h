@@ -142,6 +142,8 @@ typedef struct recs__config {
     int signo;
     unsigned queue_capacity;       /* 0: from the period */
     bool append, overwrite;
+    char run_id[33];               /* REC_RUN_ID, "" if none */
+    bool no_command_line;          /* REC_NO_COMMAND_LINE: argv[0] only */
 } recs__config;
 
 typedef struct recs__global {
@@ -175,6 +177,10 @@ typedef struct recs__global {
     pthread_t sampler;
     bool sampler_started;
     _Atomic int quit;
+    bool preloaded;                /* by rec-start (LD_PRELOAD, REC_OUTPUT):
+                                      names our messages */
+    bool exiting;                  /* the session ends with the process:
+                                      its threads end, no snapshot */
     sem_t wake;
     uint64_t last_flush_ns, last_reeval_ns;
     unsigned char *batch;          /* drain copy buffer */

@@ -497,6 +497,7 @@ static void recs__preload_init(void)
 
     if (!out || !*out)
         return;               /* linked, not preloaded by rec-start */
+    recs__g.preloaded = true;
     if ((v = getenv(REC_ENV_FOLLOW_CHILDREN)) && *v &&
         recs__parse_bool(v, &follow) < 0) {
         recs__warn("invalid REC_FOLLOW_CHILDREN=%s; not recording", v);
@@ -550,5 +551,8 @@ static void recs__preload_init(void)
 __attribute__((destructor))
 static void recs__preload_fini(void)
 {
+    /* exit(): every thread ends with the process, so their ThreadEnd are
+     * ends, not snapshots of threads still running. */
+    recs__g.exiting = true;
     recs__stop(false, true);
 }

@@ -146,12 +146,27 @@ int recs__config_from_env(recs__config *cfg, char *err, size_t errlen)
         if (recs__parse_throttle(v, &t) < 0)
             BAD(REC_ENV_THROTTLE);
     }
+    /* Read now: the environment is the program's once it runs. */
+    bool no_cmd = false;
+    if ((v = getenv(REC_ENV_NO_COMMAND_LINE)) && *v &&
+        recs__parse_bool(v, &no_cmd) < 0)
+        BAD(REC_ENV_NO_COMMAND_LINE);
+    const char *run_id = getenv(REC_ENV_RUN_ID);
+    v = run_id;
+    if (v && *v && (strlen(v) != 32 || strspn(v, "0123456789abcdef") != 32))
+        BAD(REC_ENV_RUN_ID);
 #undef BAD
     if (!o.output || !*o.output) {
         snprintf(err, errlen, "REC_OUTPUT is not set");
         return REC_EINVAL;
     }
-    return config_from_options(cfg, &o);
+    int rc = config_from_options(cfg, &o);
+    if (rc == 0) {
+        cfg->no_command_line = no_cmd;
+        if (run_id && *run_id)
+            memcpy(cfg->run_id, run_id, 33);
+    }
+    return rc;
 }
 
 void recs_options_init(recs_options *opt)
@@ -686,20 +701,28 @@ void recs_get_stats(recs_stats *st)
     pthread_mutex_unlock(&recs__g.drain_lock);
 }
 
-/* One line on stderr, "rec: " first; never the program's stdout. */
+/* Our lines land in the middle of the program's stderr: they say who
+ * writes them (rec-start's sampler, or libsampler linked by the program)
+ * and in which process, and are exactly one line each, written at once,
+ * whatever the paths or values they quote hold; never on stdout. */
 void recs__warn(const char *fmt, ...)
 {
     char buf[512];
     va_list ap;
-    int n = snprintf(buf, sizeof buf, "rec: ");
+    int n = snprintf(buf, sizeof buf, "%s (pid %d): ",
+                     recs__g.preloaded ? "rec-start: sampler" : "libsampler",
+                     (int)getpid());
+    int head = n;
 
     va_start(ap, fmt);
     n += vsnprintf(buf + n, sizeof buf - (size_t)n - 1, fmt, ap);
     va_end(ap);
     if (n > (int)sizeof buf - 2)
         n = (int)sizeof buf - 2;
+    for (int i = head; i < n; i++)
+        if ((unsigned char)buf[i] < 0x20 || buf[i] == 0x7f)
+            buf[i] = '?';
     buf[n++] = '\n';
-    /* stderr only: the program's stdout must stay untouched. */
     while (write(STDERR_FILENO, buf, (size_t)n) < 0 && errno == EINTR)
         ;
 }

@@ -34,6 +34,8 @@ tests_test_symbols_CFLAGS = $(AM_CFLAGS) $(PTHREAD_CFLAGS) -fno-optimize-sibling
 tests_test_symbols_LDADD = librecord/librecord.la $(ELF_LIBS) $(PTHREAD_LIBS) -ldl
 
 TESTS += tests/test-symbols tests/test-start.sh tests/test-start-exit.sh \
-	tests/test-start-follow.sh tests/test-stacks.sh tests/test-start-losses.sh
+	tests/test-start-follow.sh tests/test-stacks.sh tests/test-start-losses.sh \
+	tests/test-start-runs.sh
 dist_check_SCRIPTS += tests/test-start.sh tests/test-start-exit.sh \
-	tests/test-start-follow.sh tests/test-stacks.sh tests/test-start-losses.sh
+	tests/test-start-follow.sh tests/test-stacks.sh tests/test-start-losses.sh \
+	tests/test-start-runs.sh

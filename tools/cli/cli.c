@@ -403,6 +403,16 @@ bool cli_patterns_match(const cli_patterns *p, const char *s, size_t len)
     return false;
 }
 
+size_t cli_patterns_count(const cli_patterns *p)
+{
+    return p ? p->n : 0;
+}
+
+const char *cli_patterns_get(const cli_patterns *p, size_t i)
+{
+    return p && i < p->n ? p->pat[i] : NULL;
+}
+
 void cli_patterns_free(cli_patterns *p)
 {
     if (!p)

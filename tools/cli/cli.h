@@ -91,6 +91,9 @@ typedef struct cli_patterns cli_patterns;
 int  cli_patterns_parse(const char *spec, cli_patterns **out);
 bool cli_patterns_match(const cli_patterns *p, const char *s, size_t len);
 void cli_patterns_free(cli_patterns *p);
+/* The patterns of the list, for messages and checks. */
+size_t cli_patterns_count(const cli_patterns *p);
+const char *cli_patterns_get(const cli_patterns *p, size_t i);
 
 /* --threads: a comma-separated list of items; an item made only of digits
  * is an OS thread id, any other is a glob on the thread's name. A thread
@@ -118,6 +121,13 @@ int cli_opt_threads(const char *prog, const char *arg, cli_threads **threads);
 /* --since/--until TIME into *t, setting *have; opt names the option. */
 int cli_opt_time(const char *prog, const char *opt, const char *arg,
                  cli_time *t, bool *have);
+
+/* Output modes that exclude each other (--json, --ndjson, --metadata,
+ * --csv): *mode is 0 until the first; a second different one is a usage
+ * error (printed) instead of silently replacing the first. names[] gives
+ * the option of each mode (names[mode]). */
+int cli_opt_mode(const char *prog, int *mode, int want,
+                 const char *const *names);
 
 /* realloc() that aborts with "out of memory" like cli_buf (n 0 is 1). */
 void *cli_xrealloc(void *p, size_t n);
@@ -153,6 +163,8 @@ static inline void cli_buf_reserve(cli_buf *b, size_t more)
 
 static inline void cli_buf_add(cli_buf *b, const void *data, size_t n)
 {
+    if (!n)
+        return;     /* data may be NULL then (an empty buffer's pointer) */
     cli_buf_reserve(b, n);
     memcpy(b->p + b->len, data, n);
     b->len += n;
@@ -214,6 +226,31 @@ typedef struct cli_strtab {
 void cli_strtab_free(cli_strtab *t);
 /* Index of s[0..len), adding it if new; negative REC_E* on failure. */
 long cli_strtab_intern(cli_strtab *t, const char *s, size_t len);
+
+/* ------------------------------------------------------------------ */
+/* The recordings of a command line, by identity (cli-inputs.c).       */
+/* ------------------------------------------------------------------ */
+
+/* Drop the FILE operands argv[first..argc) that name a regular file given
+ * before (same device and inode: a hard link, a symlink, "./x" for "x"),
+ * with a warning; compacts argv in place and returns the new argc. */
+int cli_inputs_dedup(const char *prog, char **argv, int first, int argc);
+/* -1 (message printed) if the output path - standard output when path is
+ * NULL or "-" - is one of the n inputs; opt names the option. */
+int cli_output_not_input(const char *prog, const char *opt, const char *path,
+                         char *const *in, int n);
+/* Warn when the inputs' ProcessInfo runId differ: recordings of different
+ * rec-start runs (stale OUT.<pid> files) are about to be read as one. */
+void cli_inputs_runs(const char *prog, char *const *in, int n);
+/* True if another process has the file open for writing: a recording that
+ * is unfinished because it is still being written, not abandoned. */
+bool cli_file_being_written(const char *path);
+/* On a chunk change: false if the chunk starts before the one before it
+ * in the same file (*prev_start_ns, from 0 per file, is then kept for the
+ * message of cli_chunk_order_error()). */
+bool cli_chunk_in_order(const rec_chunk_info *info, uint64_t *prev_start_ns);
+void cli_chunk_order_error(const char *prog, const char *path,
+                           const rec_chunk_info *info, uint64_t prev_start_ns);
 
 /* ------------------------------------------------------------------ */
 /* Chunk tracking.                                                     */

@@ -19,6 +19,8 @@
 #define CPU_MAX_INTERVALS (1u << 22)
 /* All threads together: 128 MiB of counters. */
 #define CPU_MAX_CELLS (1u << 24)
+/* Empty intervals a timeline may show beyond 4 per used one. */
+#define CPU_MAX_GAP 10000u
 
 void cpu_model_init(cpu_model *m, const cpu_options *opt)
 {
@@ -187,6 +189,15 @@ static int spread_over(cpu_model *m, cpu_thread *t, uint64_t beg,
 static int spread(cpu_model *m, cpu_thread *t, uint64_t ts, uint64_t period)
 {
     uint64_t floor = m->lo_ns > m->origin_ns ? m->lo_ns : m->origin_ns;
+    /* Nor before the thread's previous sample: one thread's CPU time cannot
+     * pass faster than wall time, and the CPU time before that sample is
+     * that sample's. An absurd period (a damaged or crafted file) then
+     * shows as absurd percentages in a few intervals instead of filling
+     * millions of them. */
+    if (t->last_sample_ns > floor && t->last_sample_ns <= ts)
+        floor = t->last_sample_ns;
+    if (ts > t->last_sample_ns)
+        t->last_sample_ns = ts;
     uint64_t end = ts > floor ? ts : floor;
     uint64_t beg = end - floor >= period ? end - period : floor;
 
@@ -463,6 +474,41 @@ cpu_thread **cpu_model_selected(const cpu_model *m, size_t *n)
     }
     qsort(v, *n, sizeof *v, cmp_thread);
     return v;
+}
+
+/* The timeline outputs are dense grids (a row per interval from the first
+ * used to the last, a column per thread): when the samples are far apart
+ * (threads or recordings of different runs, a thread idle for hours, a
+ * crafted file with two samples days apart) that grid is mostly empty and
+ * may be huge. Allow a few empty intervals per non-empty one, and a grid no
+ * bigger than the counters the model may hold, so that what is printed
+ * stays in proportion to what the recordings hold. */
+int cpu_model_timeline_check(const cpu_model *m)
+{
+    size_t n;
+    cpu_thread **v = cpu_model_selected(m, &n);
+    if (!v)
+        return REC_ENOMEM;
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    uint64_t used = 0;      /* non-empty cells: at least the non-empty rows */
+    for (size_t i = 0; i < n; i++) {
+        const cpu_thread *t = v[i];
+        if (t->iv_min > t->iv_max)
+            continue;
+        if (t->iv_min < lo)
+            lo = t->iv_min;
+        if (t->iv_max > hi)
+            hi = t->iv_max;
+        for (size_t k = 0; k < t->iv_n; k++)
+            used += t->iv[k] != 0 || (t->lv && t->lv[k] != 0);
+    }
+    free(v);
+    if (lo > hi)
+        return 0;
+    uint64_t span = (uint64_t)(hi - lo) + 1;
+    if (span > 4 * used + CPU_MAX_GAP || span > CPU_MAX_CELLS / n)
+        return REC_ETOOBIG;
+    return 0;
 }
 
 uint64_t cpu_model_process_sampled(const cpu_model *m, uint64_t pid)

@@ -96,6 +96,8 @@ typedef struct cpu_thread {
     uint64_t measured_ns;
     bool measured_known;
 
+    uint64_t last_sample_ns;    /* latest sample spread (0: none yet) */
+
     /* Timeline: iv[k] = ns of CPU in interval iv_lo + k (samples), lv[k]
      * the lost CPU placed there (same bounds; cpu_model_finish spreads
      * each lost event over the time since the thread's previous one). */
@@ -182,6 +184,10 @@ void cpu_input_close(cpu_input *in);
 
 /* Threads selected for output, sorted by (pid, tid, seq); caller frees. */
 cpu_thread **cpu_model_selected(const cpu_model *m, size_t *n);
+/* 0 if the timeline of the selected threads (first to last used interval,
+ * every thread) is in proportion to the intervals they use, REC_ETOOBIG if
+ * printing it needs a longer interval, or REC_ENOMEM. */
+int cpu_model_timeline_check(const cpu_model *m);
 /* Sum of sampled+lost of every in-range thread of a process (after
  * cpu_model_finish). */
 uint64_t cpu_model_process_sampled(const cpu_model *m, uint64_t pid);

@@ -477,13 +477,22 @@ void cpu_input_close(cpu_input *in)
 int cpu_input_read(cpu_model *m, cpu_input *in, const char *prog)
 {
     reader_ctx c = { .m = m, .in = in, .prog = prog };
-    uint64_t last_chunk = UINT64_MAX;
+    uint64_t last_chunk = UINT64_MAX, prev_start = 0;
     int rc = in->status, err = 0;
     const rec_event *ev = in->pending;
+    bool ordered = true;
     while (rc > 0) {
         rec_chunk_info ci;
-        if (cli_chunk_changed(in->r, &last_chunk, &ci))
+        if (cli_chunk_changed(in->r, &last_chunk, &ci)) {
+            /* Chunks of a concatenation out of time order would give
+             * times before the origin and shares of CPU over 100%. */
+            if (!cli_chunk_in_order(&ci, &prev_start)) {
+                cli_chunk_order_error(prog, in->path, &ci, prev_start);
+                ordered = false;
+                break;
+            }
             reset_chunk(&c);
+        }
         err = fold(&c, ev);
         if (err < 0)
             break;
@@ -492,7 +501,9 @@ int cpu_input_read(cpu_model *m, cpu_input *in, const char *prog)
     if (c.skipped)
         cli_warn(prog, "%s: %" PRIu64 " events with unusable fields ignored",
                  in->path, c.skipped);
-    if (err == REC_ETOOBIG) {
+    if (!ordered) {
+        rc = REC_ECORRUPT;      /* said above */
+    } else if (err == REC_ETOOBIG) {
         cli_error(prog, "too many intervals: use a longer --interval");
         rc = err;
     } else if (err < 0) {

@@ -82,9 +82,9 @@ static uint64_t lv_sum(const cpu_thread *t, int64_t k0, int64_t k1)
 static uint64_t iv_sum(const cpu_thread *t, int64_t k0, int64_t k1)
 {
     uint64_t s = 0;
-    for (int64_t k = k0; k <= k1; k++)
-        if (k >= t->iv_lo && k < t->iv_lo + (int64_t)t->iv_n)
-            s += t->iv[k - t->iv_lo];
+    int64_t end = t->iv_lo + (int64_t)t->iv_n - 1;
+    for (int64_t k = k0 > t->iv_lo ? k0 : t->iv_lo; k <= k1 && k <= end; k++)
+        s += t->iv[k - t->iv_lo];
     return s;
 }
 

@@ -18,10 +18,13 @@
 
 static const char prog[] = "rec-dump";
 
-enum mode { MODE_JSON, MODE_NDJSON, MODE_METADATA };
+/* 0: not given (JSON). */
+enum mode { MODE_JSON = 1, MODE_NDJSON, MODE_METADATA };
+static const char *const mode_names[] = { NULL, "--json", "--ndjson",
+                                          "--metadata" };
 
 struct opts {
-    enum mode mode;
+    int mode;
     cli_patterns *events;
     cli_threads *threads;
     unsigned stack_depth;
@@ -47,6 +50,7 @@ struct dumper {
     cli_buf buf;
     dump_render *render;
     uint64_t nprinted;          /* events printed over all files */
+    bool thread_seen;           /* --threads matched some thread */
 
     cli_map types;           /* rec_type* -> index in tf */
     struct type_filter *tf;
@@ -138,6 +142,7 @@ static bool thread_matches(struct dumper *d, const rec_entry *e)
         }
     }
     bool ok = cli_threads_match(d->o->threads, tid, name, name_len);
+    d->thread_seen |= ok;
     cli_map_xput(&d->threads, (uintptr_t)e, (uint32_t)(ok ? 1 : 2));
     return ok;
 }
@@ -220,7 +225,7 @@ static int dump_file(struct dumper *d, const char *path)
         }
         if (!event_selected(d, ev, since, until))
             continue;
-        if (d->o->mode == MODE_JSON)
+        if (d->o->mode != MODE_NDJSON)
             cli_buf_add(&d->buf, d->nprinted ? ",\n" : "[\n", 2);
         dump_render_event(d->render, ev, &d->buf);
         if (d->o->mode == MODE_NDJSON)
@@ -335,6 +340,54 @@ static int metadata_file(struct dumper *d, const char *path)
     return flush_out(d) < 0 ? -1 : 0;
 }
 
+/* Every --events pattern must name an event type of the recordings (their
+ * first chunks' schemas): a typo would otherwise print nothing, silently.
+ * Unreadable files are left to the dump, which says what is wrong. */
+static int check_event_names(const struct opts *o, char *const *in, int n)
+{
+    size_t np = cli_patterns_count(o->events);
+    bool *hit = calloc(np + 1, sizeof *hit);
+    cli_buf names = { 0 };
+    bool any_schema = false;
+    int rc = 0;
+    if (!hit)
+        return 0;
+    for (int i = 0; i < n; i++) {
+        rec_reader *r;
+        if (rec_reader_open(&r, in[i], 0) < 0)
+            continue;
+        for (size_t k = 0; k < rec_reader_ntypes(r); k++) {
+            const rec_type *t = rec_reader_type(r, k);
+            const char *name = t ? rec_type_name(t) : NULL;
+            if (!name || !rec_type_is_event(t))
+                continue;
+            any_schema = true;
+            if (i == 0) {
+                if (names.len)
+                    cli_buf_adds(&names, ", ");
+                cli_buf_adds(&names, name);
+            }
+            for (size_t p = 0; p < np; p++)
+                hit[p] |= cli_glob_match(cli_patterns_get(o->events, p),
+                                         name, strlen(name));
+        }
+        rec_reader_close(r);
+    }
+    for (size_t p = 0; any_schema && p < np; p++) {
+        if (hit[p])
+            continue;
+        cli_buf_addc(&names, '\0');
+        cli_error(prog, "--events: '%s' is no event type of the recordings "
+                  "(%s)", cli_patterns_get(o->events, p),
+                  names.len > 1 ? names.p : "see --metadata");
+        rc = -1;
+        break;
+    }
+    cli_buf_free(&names);
+    free(hit);
+    return rc;
+}
+
 /* --follow callbacks */
 static void follow_chunk(void *ctx, const rec_chunk_info *info)
 {
@@ -360,9 +413,9 @@ static int export_option(char c, const char *arg, struct opts *o)
     if (c == 'f') {
         o->export = 0;
         if (strcmp(arg, "json") == 0)
-            o->mode = MODE_JSON;
+            return cli_opt_mode(prog, &o->mode, MODE_JSON, mode_names);
         else if (strcmp(arg, "ndjson") == 0)
-            o->mode = MODE_NDJSON;
+            return cli_opt_mode(prog, &o->mode, MODE_NDJSON, mode_names);
         else if (!(o->export = xp_format_parse(arg)))
             goto bad;
     } else if (c == 'g') {
@@ -415,11 +468,19 @@ static int parse_args(int argc, char **argv, struct opts *o)
     uint64_t n;
     int c;
     o->stack_depth = 5;
+    /* getopt names argv[0] in its messages: not the build tree's
+     * .libs/lt-rec-dump. */
+    argv[0] = (char *)prog;
     while ((c = getopt_long(argc, argv, "o:fhV", lopts, NULL)) != -1) {
         switch (c) {
-        case O_JSON: o->mode = MODE_JSON; break;
-        case O_NDJSON: o->mode = MODE_NDJSON; break;
-        case O_METADATA: o->mode = MODE_METADATA; break;
+        case O_JSON:
+        case O_NDJSON:
+        case O_METADATA:
+            if (cli_opt_mode(prog, &o->mode, c == O_JSON ? MODE_JSON
+                             : c == O_NDJSON ? MODE_NDJSON : MODE_METADATA,
+                             mode_names) < 0)
+                return -1;
+            break;
         case O_FORMAT:
         case O_GROUP:
         case O_WEIGHT:
@@ -474,6 +535,11 @@ static int parse_args(int argc, char **argv, struct opts *o)
             return -1;
         }
     }
+    if (o->export && o->mode) {
+        cli_error(prog, "--format and %s exclude each other",
+                  mode_names[o->mode]);
+        return -1;
+    }
     if (cli_need_files(prog, optind, argc) < 0)
         return -1;
     if ((o->fo.from_end || o->fo.position_file || o->fo.stall_ns) && !o->follow) {
@@ -498,6 +564,18 @@ int main(int argc, char **argv)
         cli_patterns_free(o.events);
         cli_threads_free(o.threads);
         return CLI_EXIT_USAGE;
+    }
+    argc = cli_inputs_dedup(prog, argv, optind, argc);
+    if (cli_output_not_input(prog, "-o", o.output, argv + optind,
+                             argc - optind) < 0) {
+        status = CLI_EXIT_USAGE;
+        goto done;
+    }
+    cli_inputs_runs(prog, argv + optind, argc - optind);
+    if (o.events && o.mode != MODE_METADATA &&
+        check_event_names(&o, argv + optind, argc - optind) < 0) {
+        status = CLI_EXIT_USAGE;
+        goto done;
     }
     if (o.output && !(d.out = fopen(o.output, o.export ? "wb" : "w"))) {
         cli_error(prog, "%s: %s", o.output, strerror(errno));
@@ -539,10 +617,13 @@ int main(int argc, char **argv)
         if (rc > 0)
             status = CLI_EXIT_DATA;
     }
-    if (o.mode == MODE_JSON)
+    if (o.mode != MODE_NDJSON && o.mode != MODE_METADATA)
         cli_buf_adds(&d.buf, d.nprinted ? "\n]\n" : "[]\n");
     if (flush_out(&d) < 0 || fflush(d.out) != 0)
         status = CLI_EXIT_DATA;
+    if (o.threads && !d.thread_seen && o.mode != MODE_METADATA)
+        fprintf(stderr, "%s: note: --threads matched no thread of the "
+                "recordings: nothing printed\n", prog);
 done:
     if (d.out && d.out != stdout && fclose(d.out) != 0 && status == 0) {
         cli_error(prog, "%s: %s", o.output, strerror(errno));

@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -52,7 +53,8 @@ struct opts {
     const char *max_chunk;
     const char *flush;
     const char *signal;
-    bool follow, force, quiet;
+    bool follow, force, quiet, no_cmdline;
+    char run_id[33];            /* REC_RUN_ID of this run */
 };
 
 static void usage(FILE *f)
@@ -72,6 +74,7 @@ static void usage(FILE *f)
 "      --signal SIG         timer signal (default SIGPROF)\n"
 "  -c, --follow-children    record descendant processes too, each into\n"
 "                           its own file (default: only PROGRAM)\n"
+"      --no-command-line    record the program's name, not its arguments\n"
 "  -q, --quiet              no summary line on stderr\n"
 "  -h, --help               this help\n"
 "  -V, --version            version\n"
@@ -96,7 +99,7 @@ static int fail_usage(const char *fmt, ...)
 
 static int parse_args(int argc, char **argv, struct opts *o)
 {
-    enum { OPT_CHUNK = 256, OPT_FLUSH, OPT_SIGNAL };
+    enum { OPT_CHUNK = 256, OPT_FLUSH, OPT_SIGNAL, OPT_NO_CMDLINE };
     static const struct option longopts[] = {
         { "output", required_argument, NULL, 'o' },
         { "force", no_argument, NULL, 'f' },
@@ -107,6 +110,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
         { "signal", required_argument, NULL, OPT_SIGNAL },
         { "follow-children", no_argument, NULL, 'c' },
         { "quiet", no_argument, NULL, 'q' },
+        { "no-command-line", no_argument, NULL, OPT_NO_CMDLINE },
         { "help", no_argument, NULL, 'h' },
         { "version", no_argument, NULL, 'V' },
         { NULL, 0, NULL, 0 }
@@ -115,6 +119,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
     uint64_t v;
     int sig, c;
 
+    /* getopt names argv[0]: not the build tree's .libs/lt-rec-start. */
+    argv[0] = (char *)prog;
     /* '+': options end at PROGRAM, whose own options are left alone. */
     while ((c = getopt_long(argc, argv, "+o:ft:d:cqhV", longopts, NULL)) != -1) {
         switch (c) {
@@ -128,6 +134,26 @@ static int parse_args(int argc, char **argv, struct opts *o)
             if (recs__parse_throttle(optarg, &t) < 0)
                 return fail_usage("invalid throttle '%s' (10ms, 500us, 500/s; "
                                   "periods from 10us to 10s)", optarg);
+            if (t.is_rate) {
+                /* A rate is a per-thread period over the CPUs: one out of
+                 * range is refused like such a period, not clamped. */
+                long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+                double p = (ncpu > 0 ? (double)ncpu : 1.0) * 1e9 /
+                           t.rate_per_s;
+                if (!(p >= RECS_MIN_PERIOD_NS && p <= RECS_MAX_PERIOD_NS)) {
+                    char why[200];
+                    snprintf(why, sizeof why, "throttle '%s' is a period of "
+                             "%.3g %s per thread on %ld CPUs: periods range "
+                             "from 10us to 10s (%.6g/s to %.6g/s here)",
+                             optarg, p >= 1e9 ? p / 1e9 : p / 1e3,
+                             p >= 1e9 ? "s" : "us", ncpu > 0 ? ncpu : 1,
+                             (ncpu > 0 ? (double)ncpu : 1.0) * 1e9 /
+                             RECS_MAX_PERIOD_NS,
+                             (ncpu > 0 ? (double)ncpu : 1.0) * 1e9 /
+                             RECS_MIN_PERIOD_NS);
+                    return fail_usage("%s", why);
+                }
+            }
             o->throttle = optarg;
             break;
         case 'd':
@@ -154,6 +180,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
             o->signal = optarg;
             break;
         case 'c': o->follow = true; break;
+        case OPT_NO_CMDLINE: o->no_cmdline = true; break;
         case 'q': o->quiet = true; break;
         case 'h': usage(stdout); exit(0);
         case 'V': printf("rec-start (%s) %s\n", PACKAGE_NAME, PACKAGE_VERSION); exit(0);
@@ -301,26 +328,77 @@ static void summarize(const char *path, bool signaled)
     rec_reader_close(r);
 }
 
+/* ".123" or ".123.456...": a descendant's suffix (each process names its
+ * children's files after its own: FILE.PID, FILE.PID.PID, ...). */
+static bool descendant_suffix(const char *s, bool *nested)
+{
+    int parts = 0;
+    while (*s == '.' && s[1] >= '0' && s[1] <= '9') {
+        s += 1 + strspn(s + 1, "0123456789");
+        parts++;
+    }
+    *nested = parts > 1;
+    return parts > 0 && !*s;
+}
+
+/* Whether the recording's first ProcessInfo carries this run's id: the
+ * files of an earlier run with the same name are not ours to count. */
+static bool of_this_run(const char *path, const char *run_id)
+{
+    rec_reader *r;
+    const rec_event *ev;
+    bool ours = false;
+    if (rec_reader_open(&r, path, 0) < 0)
+        return false;
+    for (unsigned n = 0; n < 10000 && rec_reader_next(r, &ev) > 0; n++) {
+        const rec_type *t = rec_event_type(ev);
+        if (rec_type_id(t) != REC_TYPE_ProcessInfo)
+            continue;
+        long f = rec_type_field_index(t, "runId");
+        rec_value v;
+        if (f >= 0 && rec_event_get(ev, (size_t)f, &v) == 0 &&
+            v.kind == REC_REF && v.v.ref.entry &&
+            rec_entry_get(v.v.ref.entry, 0, &v) == 0 &&
+            v.kind == REC_STRING && v.v.str.len == strlen(run_id))
+            ours = memcmp(v.v.str.s, run_id, v.v.str.len) == 0;
+        break;
+    }
+    rec_reader_close(r);
+    return ours;
+}
+
 /* With --follow-children: say where the descendants' recordings went. */
-static void summarize_children(const char *path)
+static void summarize_children(const char *path, const char *run_id)
 {
     char *pattern;
     glob_t g;
-    size_t n = 0;
+    size_t n = 0, stale = 0;
+    bool nested, any_nested = false;
 
     if (asprintf(&pattern, "%s.[0-9]*", path) < 0)
         return;
     if (glob(pattern, 0, NULL, &g) == 0) {
         size_t len = strlen(path);
-        for (size_t i = 0; i < g.gl_pathc; i++)
-            if (strspn(g.gl_pathv[i] + len + 1, "0123456789") ==
-                strlen(g.gl_pathv[i] + len + 1))
-                n++;
+        for (size_t i = 0; i < g.gl_pathc; i++) {
+            if (!descendant_suffix(g.gl_pathv[i] + len, &nested))
+                continue;
+            if (!of_this_run(g.gl_pathv[i], run_id)) {
+                stale++;
+                continue;
+            }
+            n++;
+            any_nested |= nested;
+        }
         globfree(&g);
     }
     if (n)
-        fprintf(stderr, "%s: %zu descendant recording%s: %s.<pid>\n", prog, n,
-                n == 1 ? "" : "s", path);
+        fprintf(stderr, "%s: %zu descendant recording%s: %s.<pid>%s\n", prog,
+                n, n == 1 ? "" : "s", path,
+                any_nested ? " (their own children's: .<pid>.<pid>...)" : "");
+    if (stale)
+        fprintf(stderr, "%s: %zu other file%s named %s.<pid> %s not of this "
+                "run\n", prog, stale, stale == 1 ? "" : "s", path,
+                stale == 1 ? "is" : "are");
     free(pattern);
 }
 
@@ -364,6 +442,8 @@ static int child_env(const struct opts *o, const char *output, const char *lib)
         rc |= setenv(REC_ENV_SIGNAL, o->signal, 1);
     else
         unsetenv(REC_ENV_SIGNAL);
+    rc |= setenv(REC_ENV_NO_COMMAND_LINE, o->no_cmdline ? "1" : "0", 1);
+    rc |= setenv(REC_ENV_RUN_ID, o->run_id, 1);
     free(preload);
     return rc ? -1 : 0;
 }
@@ -414,6 +494,22 @@ static void run_child(const struct opts *o, const char *lib, const char *path,
     if (child_env(o, output, lib) == 0) {
         execv(path, args);
         e = errno;
+        if (e == ENOEXEC) {
+            /* A script without "#!": run by /bin/sh, as execvp() and
+             * shells do. */
+            size_t n = 0;
+            while (args[n])
+                n++;
+            char **sh = calloc(n + 2, sizeof *sh);
+            if (sh) {
+                sh[0] = (char *)"/bin/sh";
+                sh[1] = (char *)path;
+                for (size_t i = 1; i < n; i++)
+                    sh[i + 1] = args[i];
+                execv("/bin/sh", sh);
+                e = errno;
+            }
+        }
     }
     if (write(err, &e, sizeof e) < 0)
         _exit(127);
@@ -433,6 +529,15 @@ int main(int argc, char **argv)
 
     if ((rc = parse_args(argc, argv, &o)) != 0)
         return rc;
+    /* One id for the whole run: every recording of it (children, exec'd
+     * images) inherits it, so readers can tell stale files apart. */
+    uint8_t id[16];
+    if (getrandom(id, sizeof id, 0) != sizeof id) {
+        fprintf(stderr, "%s: getrandom: %s\n", prog, strerror(errno));
+        return 1;
+    }
+    for (int i = 0; i < 16; i++)
+        snprintf(o.run_id + 2 * i, 3, "%02x", id[i]);
     lib = find_sampler();
     if (!is_file(lib)) {
         fprintf(stderr, "%s: sampler library not found: %s (set REC_SAMPLER_LIB)\n",
@@ -539,7 +644,7 @@ int main(int argc, char **argv)
     if (!o.quiet) {
         summarize(output, WIFSIGNALED(status));
         if (o.follow)
-            summarize_children(output);
+            summarize_children(output, o.run_id);
     }
     free(output);
     free(path);

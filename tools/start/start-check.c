@@ -210,6 +210,12 @@ static int check_file(const char *path, const char *shown, int depth,
             } else {
                 rc = check_file(p, p, depth + 1, msg, msize);
             }
+        } else if (depth == 0 && (n < SELFMAG || memcmp(head, ELFMAG,
+                                                         SELFMAG) != 0)) {
+            /* Neither ELF nor "#!": execve() says ENOEXEC, and execvp(),
+             * like every shell, then runs the file with /bin/sh. So do
+             * we (rec-start's child), and the sampler goes into sh. */
+            rc = check_file("/bin/sh", "/bin/sh", depth + 1, msg, msize);
         } else {
             rc = check_elf(fd, shown, msg, msize);
         }
@@ -248,13 +254,15 @@ int start_check_output(const char *path, bool force, char *msg, size_t msize)
     int fd;
 
     if (lstat(path, &st) == 0) {
+        /* Checked first: --force would not help, so do not suggest it. */
+        if (S_ISDIR(st.st_mode)) {
+            set_msg(msg, msize, "%s: is a directory (name a file to write "
+                    "the recording to)", path);
+            return START_ERROR;
+        }
         if (!force) {
             set_msg(msg, msize, "%s: file exists (use --force to replace it)",
                     path);
-            return START_ERROR;
-        }
-        if (S_ISDIR(st.st_mode)) {
-            set_msg(msg, msize, "%s: is a directory", path);
             return START_ERROR;
         }
         if (unlink(path) < 0) {

@@ -45,6 +45,7 @@ struct summary {
     uint64_t chunks, events;
     uint64_t start_ns, end_ns;
     bool have_start, complete;
+    bool writing;               /* unfinished, and its writer is at it */
 
     cli_losses *losses;         /* where CPU without stacks went */
     struct type_stat *types;
@@ -338,7 +339,9 @@ static void print_text(const struct summary *s, FILE *f)
             cli_format_duration(s->end_ns > s->start_ns ? s->end_ns - s->start_ns : 0,
                                 t1, sizeof t1));
     fprintf(f, " Events: %" PRIu64 "%s\n\n", s->events,
-            s->complete ? "" : " (recording not closed cleanly)");
+            s->complete ? "" : s->writing
+            ? " (still being written: up to its last flush)"
+            : " (unfinished: its writer stopped without closing it)");
 
     fprintf(f, " %-28s %12s %14s\n", "Event Type", "Count", "Size (bytes)");
     fprintf(f, " %.56s\n", "========================================================");
@@ -424,6 +427,8 @@ static int print_json(const struct summary *s, FILE *f)
                         (s->end_ns > s->start_ns ? s->end_ns - s->start_ns : 0)));
     json_object_set_new(j, "events", json_integer((json_int_t)s->events));
     json_object_set_new(j, "complete", json_boolean(s->complete));
+    if (!s->complete)
+        json_object_set_new(j, "beingWritten", json_boolean(s->writing));
     for (size_t i = 0; i < s->ntypes; i++) {
         json_t *e = json_object();
         json_object_set_new(e, "type", jstr(s->types[i].name));
@@ -472,6 +477,7 @@ static int summarize(const char *path, bool json)
     int rc = rec_reader_open(&r, path, 0);
     if (rc < 0) {
         cli_reader_error(prog, path, NULL, rc);
+        cli_losses_free(s.losses);
         return 1;
     }
     while ((rc = rec_reader_next(r, &ev)) > 0) {
@@ -503,6 +509,8 @@ static int summarize(const char *path, bool json)
     if (rec_reader_chunk(r, &info) == 0) {
         s.complete = s.chunks && rc == 0 && info.last;
     }
+    if (!s.complete && rc == 0)
+        s.writing = cli_file_being_written(path);
     if (s.nthreads)
         qsort(s.threads, s.nthreads, sizeof *s.threads, cmp_thread);
     if (s.ntypes)
@@ -535,6 +543,8 @@ int main(int argc, char **argv)
     };
     bool json = false;
     int c, status = CLI_EXIT_OK;
+    /* getopt names argv[0]: not the build tree's .libs/lt-rec-summary. */
+    argv[0] = (char *)prog;
     while ((c = getopt_long(argc, argv, "hV", lopts, NULL)) != -1) {
         switch (c) {
         case 'j': json = true; break;
@@ -547,6 +557,11 @@ int main(int argc, char **argv)
     }
     if (cli_need_files(prog, optind, argc) < 0)
         return CLI_EXIT_USAGE;
+    argc = cli_inputs_dedup(prog, argv, optind, argc);
+    if (cli_output_not_input(prog, NULL, NULL, argv + optind,
+                             argc - optind) < 0)
+        return CLI_EXIT_USAGE;
+    cli_inputs_runs(prog, argv + optind, argc - optind);
     setvbuf(stdout, NULL, _IOFBF, 1 << 16);
     for (int i = optind; i < argc; i++) {
         if (i > optind && !json)
