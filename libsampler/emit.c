@@ -34,7 +34,8 @@ void recs__emit_settings(void)
     ev.throttle = str_id(recs_g.cfg.throttle_text);
     ev.samplingPeriod = recs_g.period_ns;
     ev.signal = (uint64_t)recs_g.signo;
-    ev.unwinder = str_id("frame-pointer+cfi-leaf");
+    ev.unwinder = str_id(recs_g.cfg.fp_walker ? "frame-pointer+cfi-leaf"
+                                              : "cfi");
     ev.stackDepth = recs_g.cfg.depth;
     ev.queueCapacity = recs_g.capacity;
     ev.startTime = recs__now_ns();

@@ -109,6 +109,7 @@ typedef struct recs_config {
     int signo;
     unsigned queue_capacity;       /* 0: from the period */
     bool append, overwrite;
+    bool fp_walker;                /* --stack-walker fp (else CFI) */
 } recs_config;
 
 typedef struct recs_global {

@@ -12,6 +12,7 @@
 #endif
 #include "internal.h"
 #include "symbols.h"
+#include "unwind.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -82,6 +83,10 @@ static int config_from_options(recs_config *cfg, const recs_options *o)
         cfg->flush_ns = 10000000ull;
     cfg->signo = o->signo ? o->signo : SIGPROF;
     cfg->queue_capacity = o->queue_capacity;
+    if (o->stack_walker && strcmp(o->stack_walker, "cfi") &&
+        strcmp(o->stack_walker, "fp"))
+        return REC_EINVAL;
+    cfg->fp_walker = o->stack_walker && !strcmp(o->stack_walker, "fp");
     cfg->append = o->append;
     cfg->overwrite = o->overwrite;
     cfg->output = strdup(o->output);
@@ -112,6 +117,11 @@ int recs__config_from_env(recs_config *cfg, char *err, size_t errlen)
         if (recs_parse_uint(v, 1, RECS_MAX_DEPTH, &n) < 0)
             BAD("REC_STACK_DEPTH");
         o.stack_depth = (unsigned)n;
+    }
+    if ((v = getenv("REC_STACK_WALKER")) && *v) {
+        if (strcmp(v, "cfi") && strcmp(v, "fp"))
+            BAD("REC_STACK_WALKER");
+        o.stack_walker = v;
     }
     if ((v = getenv("REC_MAX_CHUNK_SIZE")) && *v) {
         if (recs_parse_size(v, &n) < 0 || n < 4096)
@@ -271,6 +281,9 @@ static void *sampler_main(void *arg)
             rec_writer_flush(recs_g.w);
         }
         pthread_mutex_unlock(&recs_g.drain_lock);
+        /* Outside drain_lock: it takes the loader's lock, which a dlopen
+         * constructor calling into the sampler would hold. */
+        recs__uw_reclaim();
     }
     return NULL;
 }
@@ -365,6 +378,7 @@ int recs__start_config(const recs_config *cfg)
         goto out_drain;
     }
     recs_symbols_scan(recs_g.sym);
+    recs__uw_refresh();
     sem_destroy(&recs_g.wake);
     sem_init(&recs_g.wake, 0, 0);
 

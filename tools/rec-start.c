@@ -49,6 +49,7 @@ struct opts {
     const char *max_chunk;
     const char *flush;
     const char *signal;
+    const char *walker;
     bool follow, force, quiet;
 };
 
@@ -67,6 +68,8 @@ static void usage(FILE *f)
 "      --max-chunk-size S   start a new chunk above S bytes (64M)\n"
 "      --flush-interval T   data readable within T (default 1s)\n"
 "      --signal SIG         timer signal (default SIGPROF)\n"
+"      --stack-walker W     cfi (call-frame information, default) or fp\n"
+"                           (frame pointers)\n"
 "  -c, --follow-children    record descendant processes too, each into\n"
 "                           its own file (default: only PROGRAM)\n"
 "  -q, --quiet              no summary line on stderr\n"
@@ -87,7 +90,7 @@ static int fail_usage(const char *fmt, const char *arg)
 
 static int parse_args(int argc, char **argv, struct opts *o)
 {
-    enum { OPT_CHUNK = 256, OPT_FLUSH, OPT_SIGNAL };
+    enum { OPT_CHUNK = 256, OPT_FLUSH, OPT_SIGNAL, OPT_WALKER };
     static const struct option longopts[] = {
         { "output", required_argument, NULL, 'o' },
         { "force", no_argument, NULL, 'f' },
@@ -96,6 +99,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
         { "max-chunk-size", required_argument, NULL, OPT_CHUNK },
         { "flush-interval", required_argument, NULL, OPT_FLUSH },
         { "signal", required_argument, NULL, OPT_SIGNAL },
+        { "stack-walker", required_argument, NULL, OPT_WALKER },
         { "follow-children", no_argument, NULL, 'c' },
         { "quiet", no_argument, NULL, 'q' },
         { "help", no_argument, NULL, 'h' },
@@ -125,6 +129,12 @@ static int parse_args(int argc, char **argv, struct opts *o)
             if (recs_parse_uint(optarg, 1, 1024, &v) < 0)
                 return fail_usage("invalid stack depth '%s' (1..1024)", optarg);
             o->depth = optarg;
+            break;
+        case OPT_WALKER:
+            if (strcmp(optarg, "cfi") && strcmp(optarg, "fp"))
+                return fail_usage("invalid stack walker '%s' (cfi or fp)",
+                                  optarg);
+            o->walker = optarg;
             break;
         case OPT_CHUNK:
             if (recs_parse_size(optarg, &v) < 0 || v < 4096)
@@ -337,6 +347,7 @@ static int child_env(const struct opts *o, const char *output, const char *lib)
     rc |= setenv("REC_THROTTLE", o->throttle ? o->throttle : "10ms", 1);
     rc |= setenv("REC_STACK_DEPTH", o->depth ? o->depth : "64", 1);
     rc |= setenv("REC_FLUSH_INTERVAL", o->flush ? o->flush : "1s", 1);
+    rc |= setenv("REC_STACK_WALKER", o->walker ? o->walker : "cfi", 1);
     if (o->max_chunk)
         rc |= setenv("REC_MAX_CHUNK_SIZE", o->max_chunk, 1);
     else
