@@ -273,6 +273,11 @@ static void *sampler_main(void *arg)
             pthread_mutex_unlock(&recs_g.drain_lock);
             pthread_mutex_unlock(&recs_g.ctl_lock);
         }
+        /* Outside drain_lock: it takes the loader's lock, which a dlopen
+         * constructor calling into the sampler would hold. Before the
+         * drain: the samples that flagged new code get names from the new
+         * tables. */
+        recs__uw_reclaim();
         pthread_mutex_lock(&recs_g.drain_lock);
         recs__drain_locked(false);
         recs__untracked_poll();
@@ -281,9 +286,6 @@ static void *sampler_main(void *arg)
             rec_writer_flush(recs_g.w);
         }
         pthread_mutex_unlock(&recs_g.drain_lock);
-        /* Outside drain_lock: it takes the loader's lock, which a dlopen
-         * constructor calling into the sampler would hold. */
-        recs__uw_reclaim();
     }
     return NULL;
 }

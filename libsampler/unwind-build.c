@@ -559,12 +559,16 @@ static void do_section(const uint8_t *sec, size_t size, uint64_t vaddr,
                     ok = false;
                 } else if (begin == 0 || range == 0 || begin + range < begin) {
                     /* Discarded by the linker (relocated to 0), or empty. */
-                } else if (do_fde(&c, begin, range, r.p, r.end, rs, (*seq)++,
-                                  st)) {
-                    if (st)
-                        st->fdes++;
                 } else {
-                    ok = false;
+                    size_t mark = rs->n;
+                    if (do_fde(&c, begin, range, r.p, r.end, rs, (*seq)++,
+                               st)) {
+                        if (st)
+                            st->fdes++;
+                    } else {
+                        rs->n = mark;        /* none of its rows */
+                        ok = false;
+                    }
                 }
             }
             if (!ok && st)

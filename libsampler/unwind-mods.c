@@ -292,17 +292,17 @@ void recs__uw_mark_stale(void)
         sem_post(&recs_g.wake);
 }
 
-bool recs__uw_symbolic_start(uint64_t pc, uint64_t *vaddr)
+int recs__uw_symbolic_start(uint64_t pc, uint64_t *vaddr)
 {
     const recs_uw_seg *seg;
-    bool ok = false;
+    int rc = -1;
 
     pthread_mutex_lock(&uw_lock);
     seg = recs__uw_find(atomic_load(&uw_set), pc);
-    if (seg && seg->tab)
-        ok = recs__uw_func_start(seg->tab, pc - seg->bias, vaddr);
+    if (seg)
+        rc = seg->tab && recs__uw_func_start(seg->tab, pc - seg->bias, vaddr);
     pthread_mutex_unlock(&uw_lock);
-    return ok;
+    return rc;
 }
 
 void recs__uw_get_stats(recs_uw_stats *st)

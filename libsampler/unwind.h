@@ -113,8 +113,9 @@ const recs_uw_set *recs__uw_current(void);
 /* Signal-safe. The segment holding pc in set, or NULL. */
 const recs_uw_seg *recs__uw_find(const recs_uw_set *set, uint64_t pc);
 /* Start of the function holding the runtime address pc, as an ELF vaddr of
- * its module (the module's load bias subtracted); false if unknown. */
-bool recs__uw_symbolic_start(uint64_t pc, uint64_t *vaddr);
+ * its module (the module's load bias subtracted): 1 found, 0 no FDE covers
+ * pc, -1 pc lies in no module of the current set (not scanned yet). */
+int recs__uw_symbolic_start(uint64_t pc, uint64_t *vaddr);
 /* Table figures for benchmarks: modules, rows, bytes, build time. */
 typedef struct recs_uw_stats {
     size_t modules, tables, rows, bytes;
