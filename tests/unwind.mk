@@ -1,15 +1,19 @@
 # tests for the CFI unwinder: the table builder and walk (unit), and
 # workloads built without frame pointers run under rec-start.
-check_PROGRAMS += tests/test-unwind
-tests_test_unwind_SOURCES = tests/test-unwind.c libsampler/unwind-build.c \
+check_PROGRAMS += tests/test-unwind-table
+tests_test_unwind_table_SOURCES = tests/test-unwind-table.c libsampler/unwind-build.c \
 	libsampler/unwind-walk.c libsampler/fpwalk.c libsampler/unwind.h
-tests_test_unwind_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests
+tests_test_unwind_table_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests
 
 # Workloads as Debian builds its packages: -O2, no frame pointers.
 NOFP_CFLAGS = $(WARN_CFLAGS) $(PTHREAD_CFLAGS) -O2 -g -fomit-frame-pointer \
 	-fno-optimize-sibling-calls
 noinst_PROGRAMS += tests/workloads/stacks-nofp tests/workloads/unwind-sig \
-	tests/workloads/unwind-dl tests/workloads/unws-main
+	tests/workloads/unwind-dl tests/workloads/unws-main \
+	tests/workloads/unwind-bad
+tests_workloads_unwind_bad_SOURCES = tests/workloads/unwind-bad.c
+tests_workloads_unwind_bad_CFLAGS = $(NOFP_CFLAGS)
+tests_workloads_unwind_bad_LDFLAGS =
 tests_workloads_stacks_nofp_SOURCES = tests/workloads/stacks.c
 tests_workloads_stacks_nofp_CFLAGS = $(NOFP_CFLAGS)
 tests_workloads_stacks_nofp_LDFLAGS =
@@ -35,5 +39,5 @@ tests_workloads_libunws_la_CFLAGS = $(NOFP_CFLAGS)
 tests_workloads_libunws_la_LDFLAGS = -module -avoid-version -rpath /nowhere \
 	-Wl,--build-id
 
-TESTS += tests/test-unwind tests/test-unwind.sh
+TESTS += tests/test-unwind-table tests/test-unwind.sh
 dist_check_SCRIPTS += tests/test-unwind.sh

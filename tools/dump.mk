@@ -8,9 +8,11 @@ tools_libreccli_la_LIBADD = $(JANSSON_LIBS)
 
 bin_PROGRAMS += tools/rec-dump tools/rec-summary
 
-tools_rec_dump_SOURCES = tools/rec-dump.c tools/dump-render.c tools/dump-render.h
-tools_rec_dump_CPPFLAGS = $(AM_CPPFLAGS) $(JANSSON_CFLAGS)
-tools_rec_dump_LDADD = tools/libreccli.la librecord/librecord.la $(JANSSON_LIBS)
+tools_rec_dump_SOURCES = tools/rec-dump.c tools/dump-render.c tools/dump-render.h \
+	tools/debug-syms.c tools/debug-syms.h
+tools_rec_dump_CPPFLAGS = $(AM_CPPFLAGS) $(JANSSON_CFLAGS) $(ELF_CFLAGS)
+tools_rec_dump_LDADD = tools/libreccli.la librecord/librecord.la $(JANSSON_LIBS) \
+	$(ELF_LIBS)
 
 tools_rec_summary_SOURCES = tools/rec-summary.c
 tools_rec_summary_CPPFLAGS = $(AM_CPPFLAGS) $(JANSSON_CFLAGS)

@@ -1,5 +1,5 @@
 /*
- * tests/test-unwind.c - the CFI table builder on hand-made .eh_frame and
+ * tests/test-unwind-table.c - the CFI table builder on hand-made .eh_frame and
  * .debug_frame bytes (every rule shape kept, and those turned into the
  * frame-pointer fallback or rejected), and the walk over a synthetic stack
  * (CFA from sp and fp, outermost frame, signal trampoline, depth limit,
