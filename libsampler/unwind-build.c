@@ -634,7 +634,14 @@ int recs__uw_build(const recs_uw_source *src, recs_uw_table **out,
     sort_seq = rs.seq;
     qsort(idx, rs.n, sizeof *idx, cmp_idx);
     base = rs.addr[idx[0]];
-    t = malloc(sizeof *t + rs.n * sizeof t->rows[0]);
+    /* Rows, then the page index (sized for the largest offset). */
+    uint64_t span = 0;
+    for (size_t k = 0; k < rs.n; k++)
+        if (rs.addr[k] - base > span && rs.addr[k] - base <= UINT32_MAX)
+            span = rs.addr[k] - base;
+    size_t npages = (size_t)(span >> RECS_UW_PAGE_SHIFT) + 1;
+    size_t rows_bytes = (sizeof *t + rs.n * sizeof t->rows[0] + 7) & ~(size_t)7;
+    t = malloc(rows_bytes + npages * sizeof(uint32_t));
     if (!t)
         goto out;
     t->base = base;
@@ -655,6 +662,16 @@ int recs__uw_build(const recs_uw_source *src, recs_uw_table **out,
         last = a;
     }
     t->nrows = n;
+    /* Compact: the page index moves down to follow the kept rows. */
+    uint32_t *pages = (uint32_t *)((char *)t + ((sizeof *t + n * sizeof t->rows[0] + 7) & ~(size_t)7));
+    for (size_t p = 0, r = 0; p < npages; p++) {
+        uint64_t off = (uint64_t)p << RECS_UW_PAGE_SHIFT;
+        while (r + 1 < n && t->rows[r + 1].start <= off)
+            r++;
+        pages[p] = (uint32_t)r;
+    }
+    t->pages = pages;
+    t->npages = npages;
     *out = t;
     t = NULL;
     rc = 0;
@@ -677,6 +694,12 @@ const recs_uw_row *recs__uw_lookup(const recs_uw_table *t, uint64_t vaddr)
         return NULL;
     off = vaddr - t->base;
     hi = t->nrows;
+    if ((off >> RECS_UW_PAGE_SHIFT) < t->npages) {
+        size_t p = (size_t)(off >> RECS_UW_PAGE_SHIFT);
+        lo = t->pages[p];    /* rows[lo].start <= off (or lo == 0) */
+        if (p + 1 < t->npages)
+            hi = t->pages[p + 1] + 1;
+    }
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
         if (t->rows[mid].start <= off)

@@ -79,6 +79,12 @@ static bool hdr_ptr(const uint8_t **p, uint8_t enc, uintptr_t hdr,
     return true;
 }
 
+static size_t table_bytes(const recs_uw_table *t)
+{
+    return sizeof *t + t->nrows * sizeof t->rows[0] +
+           t->npages * sizeof t->pages[0];
+}
+
 /* Build m's table from its mapped .eh_frame (loader lock held). */
 static void build_table(struct umod *m, struct dl_phdr_info *info)
 {
@@ -112,7 +118,7 @@ static void build_table(struct umod *m, struct dl_phdr_info *info)
     if (recs__uw_build(&src, &m->tab, NULL) == 0) {
         stats.tables++;
         stats.rows += m->tab->nrows;
-        stats.bytes += sizeof *m->tab + m->tab->nrows * sizeof m->tab->rows[0];
+        stats.bytes += table_bytes(m->tab);
     }
     stats.build_ns += recs__now_ns() - t0;
 }
@@ -223,8 +229,7 @@ int recs__uw_refresh(void)
             if (mods[i].tab) {
                 stats.tables--;
                 stats.rows -= mods[i].tab->nrows;
-                stats.bytes -= sizeof *mods[i].tab +
-                               mods[i].tab->nrows * sizeof mods[i].tab->rows[0];
+                stats.bytes -= table_bytes(mods[i].tab);
             }
             retire(mods[i].tab);
             free(mods[i].name);

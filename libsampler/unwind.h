@@ -44,9 +44,16 @@ typedef struct recs_uw_row {
     uint8_t flags;
 } recs_uw_row;
 
+/* Rows per 4 KiB page of code: pages[p] is the row covering offset
+ * p << RECS_UW_PAGE_SHIFT, so a lookup searches a handful of rows instead
+ * of the whole table (fewer cache misses in the handler). */
+#define RECS_UW_PAGE_SHIFT 12
+
 typedef struct recs_uw_table {
     uint64_t base;           /* ELF vaddr of offset 0 */
     size_t nrows;
+    size_t npages;
+    const uint32_t *pages;   /* npages entries, after the rows */
     recs_uw_row rows[];      /* sorted by start; the last row is NONE */
 } recs_uw_table;
 

@@ -283,6 +283,35 @@ static void test_signal_and_dialects(void)
     tap_ok(rc == REC_ENOTFOUND && t == NULL, "truncated section: no table, no crash");
 }
 
+/* The page index gives the same rows as a plain scan, across pages. */
+static void test_pages(void)
+{
+    struct buf b = { .n = 0 };
+    recs_uw_build_stats st;
+    recs_uw_table *t;
+    size_t c;
+    int rc, bad = 0;
+    static const uint8_t fpfn[] = { 0x41, 0x0e, 16, 0x86, 2, 0x43, 0x0d, 6 };
+
+    c = cie(&b, false, 1);
+    fde(&b, c, 0x1000, 0x40, fpfn, sizeof fpfn);
+    fde(&b, c, 0x2ff8, 0x2010, fpfn, sizeof fpfn);   /* spans pages */
+    fde(&b, c, 0x9100, 0x10, fpfn, sizeof fpfn);
+    t = build(&b, &st, &rc);
+    if (!tap_ok(rc == 0 && t && t->npages >= 8, "table over several pages"))
+        return;
+    for (uint64_t a = 0x1000; a < 0xa000; a++) {
+        const recs_uw_row *want = NULL;
+        for (size_t i = 0; i < t->nrows; i++)
+            if (t->base + t->rows[i].start <= a)
+                want = &t->rows[i];
+        if (recs__uw_lookup(t, a) != want)
+            bad++;
+    }
+    tap_ok(bad == 0, "page-indexed lookup equals a linear scan (%d differ)", bad);
+    free(t);
+}
+
 /* ---- walker on a synthetic stack ---- */
 
 static void test_walk(void)
@@ -390,6 +419,7 @@ int main(void)
 {
     test_rules();
     test_signal_and_dialects();
+    test_pages();
     test_walk();
     return tap_done();
 }
