@@ -35,7 +35,9 @@ qsortw=$(rec_prog unwind-qsort)
 stacks=$REC_BUILD/tests/workloads/stacks-nofp
 [ -x "$stacks" ] || { echo "bench: $stacks not built" >&2; exit 1; }
 command -v jq >/dev/null || { echo "bench: needs jq" >&2; exit 1; }
-py=$(command -v python3 || true)
+# Debian's own python3, not one from a version manager in PATH.
+py=/usr/bin/python3
+[ -x "$py" ] || py=""
 have_perf=0
 if command -v perf >/dev/null && perf stat -e task-clock true >/dev/null 2>&1; then have_perf=1; fi
 

@@ -55,7 +55,8 @@ static void sleb(struct buf *b, int64_t v)
 }
 static void bytes(struct buf *b, const uint8_t *p, size_t n)
 {
-    memcpy(b->b + b->n, p, n);
+    if (n)
+        memcpy(b->b + b->n, p, n);
     b->n += n;
 }
 
