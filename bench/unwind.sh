@@ -48,7 +48,7 @@ echo "# load: $(uptime | sed 's/.*load average/load average/')"
 iters=$(awk -v s="$secs" 'BEGIN { printf "%d", s * 800000 }')
 sed "s/work(400000)/work($iters)/" "$(dirname "$0")/unwind-py.py" >"$BENCH_TMP/py.py"
 
-root_re='^(_start|__?clone3?)$'
+root_re='^(_start|(__)?clone3?)$'
 raw=$BENCH_TMP/root.raw
 : > "$raw"
 # score PROFILER WORKLOAD RUN < "failed TAB outermost-function" lines

@@ -113,7 +113,11 @@ RECS_NO_SANITIZE unsigned recs__uw_walk(const recs_uw_set *set, uint64_t pc,
             if (!rd(cfa + (uint64_t)(int64_t)row->ra_off, lo, hi, &ra))
                 break;
             if (row->flags & RECS_UW_FP_SAVED) {
-                if (!rd(cfa + (uint64_t)(int64_t)row->fp_off, lo, hi, &nfp))
+                uint64_t at = cfa + (uint64_t)(int64_t)row->fp_off;
+                /* A slot below sp was popped already (compilers do not
+                 * restore the rule in epilogues): rbp holds the caller's
+                 * value, and the slot may lie under our signal frame. */
+                if (at >= sp && !rd(at, lo, hi, &nfp))
                     break;
             } else if (row->flags & RECS_UW_FP_LOST) {
                 nfp = 0;

@@ -329,7 +329,8 @@ static void test_walk(void)
     unsigned n;
 
     c = cie(&b, false, 1);
-    static const uint8_t fpfn[] = { 0x41, 0x0e, 16, 0x86, 2, 0x43, 0x0d, 6 };
+    static const uint8_t fpfn[] = { 0x41, 0x0e, 16, 0x86, 2, 0x43, 0x0d, 6,
+                                    0x70, 0x0c, 7, 8 };
     fde(&b, c, 0x1000, 0x100, fpfn, sizeof fpfn);     /* A: frame pointer */
     static const uint8_t leaf[] = { 0x0e, 40 };
     fde(&b, c, 0x1100, 0x100, leaf, sizeof leaf);     /* B: sp + 40 */
@@ -351,7 +352,7 @@ static void test_walk(void)
      * called from C (outermost). sp = &stack[10]. */
     uint64_t sp = (uintptr_t)&stack[10];
     memset(stack, 0, sizeof stack);
-    stack[10 + 4] = bias + 0x1050;               /* B's ra -> A */
+    stack[10 + 4] = bias + 0x1030;               /* B's ra -> A */
     /* A's frame: CFA = rbp + 16; rbp = &stack[30]; [rbp] = saved rbp,
      * [rbp + 8] = ra -> C. */
     uint64_t rbp = (uintptr_t)&stack[30];
@@ -359,12 +360,23 @@ static void test_walk(void)
     stack[31] = bias + 0x1210;                   /* ra -> C */
     n = recs__uw_walk(set, bias + 0x1120, sp, rbp, sp, hi, out, 16, &trunc,
                       &root);
-    tap_ok(n == 2 && out[0] == bias + 0x1050 && out[1] == bias + 0x1210 &&
+    tap_ok(n == 2 && out[0] == bias + 0x1030 && out[1] == bias + 0x1210 &&
            root && !trunc, "leaf (sp rule) -> fp frame -> outermost (%u frames)", n);
 
     n = recs__uw_walk(set, bias + 0x1120, sp, rbp, sp, hi, out, 1, &trunc,
                       &root);
     tap_ok(n == 1 && trunc && !root, "depth limit: truncated");
+
+    /* In A's epilogue after pop rbp (0x1034: CFA = sp + 8, the rbp rule
+     * still says CFA - 16, a slot below sp now): rbp is taken as is. */
+    {
+        uint64_t esp = (uintptr_t)&stack[40];
+        stack[40] = bias + 0x1210;               /* ra -> C */
+        n = recs__uw_walk(set, bias + 0x1034, esp, 0x5555, lo + 8 * 39, hi,
+                          out, 16, &trunc, &root);
+        tap_ok(n == 1 && out[0] == bias + 0x1210 && root,
+               "epilogue: a popped rbp slot below sp is not read (%u)", n);
+    }
 
     /* A corrupt sp: outside the stack. */
     n = recs__uw_walk(set, bias + 0x1120, hi + 4096, rbp, hi + 4096, hi,
@@ -381,8 +393,8 @@ static void test_walk(void)
     tap_ok(n == 0 && !root, "stack address as return address: rejected");
 
     /* Frame-pointer chain that loops back down: stops. */
-    stack[10 + 4] = bias + 0x1050;
-    stack[31] = bias + 0x1050;                   /* A calls A ... */
+    stack[10 + 4] = bias + 0x1030;
+    stack[31] = bias + 0x1030;                   /* A calls A ... */
     stack[30] = (uintptr_t)&stack[20];           /* ... with rbp going down */
     n = recs__uw_walk(set, bias + 0x1120, sp, rbp, sp, hi, out, 16, &trunc,
                       &root);
@@ -391,7 +403,7 @@ static void test_walk(void)
     /* Signal trampoline: A's ra is the trampoline D; the ucontext sits
      * at the CFA (D's sp), its rip in B and its rsp/rbp higher up. */
     memset(stack, 0, sizeof stack);
-    stack[10 + 4] = bias + 0x1050;               /* B -> A */
+    stack[10 + 4] = bias + 0x1030;               /* B -> A */
     stack[30] = 0;
     stack[31] = bias + 0x1301;                   /* A -> trampoline */
     ucontext_t *uc = (ucontext_t *)&stack[32];
@@ -411,7 +423,7 @@ static void test_walk(void)
     tap_ok(n <= 2 && !root, "ucontext out of bounds: stops (%u)", n);
 
     /* keep_code drops the first non-code address and what follows. */
-    uint64_t fr[3] = { bias + 0x1050, (uintptr_t)stack, bias + 0x1210 };
+    uint64_t fr[3] = { bias + 0x1030, (uintptr_t)stack, bias + 0x1210 };
     tap_ok(recs__uw_keep_code(set, fr, 3) == 1, "keep_code stops at a stack address");
     free(t);
 }

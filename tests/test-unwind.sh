@@ -58,7 +58,7 @@ check_chain() {
 # 1. The known chains, built with -fomit-frame-pointer, down to the root
 #    (_start for the main thread, clone for the others).
 record nofp -- "$WORKLOADS/stacks-nofp" $secs
-root='( _start| __?clone3?)$'
+root='( _start| (__)?clone3?)$'
 check_chain nofp stk-main stk_c "^stk_c stk_b stk_a main "
 check_chain nofp stk-leaf stk_leaf "^stk_leaf stk_leaf_parent stk_leaf_thread "
 rec8=" stk_rec stk_rec stk_rec stk_rec stk_rec stk_rec stk_rec stk_rec"
