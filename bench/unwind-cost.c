@@ -186,6 +186,7 @@ int main(int argc, char **argv)
         return cmd_tables(argc - 2, argv + 2);
     if (argc == 2 && !strcmp(argv[1], "process"))
         return cmd_process();
-    fprintf(stderr, "usage: unwind-cost walk [DEPTH] | tables FILE... | process\n");
+    fprintf(stderr,
+            "usage: unwind-cost walk [DEPTH] | tables FILE... | process\n");
     return 2;
 }

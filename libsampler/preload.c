@@ -21,6 +21,7 @@
 #include "config.h"
 #endif
 #include "internal.h"
+#include "unwind.h"
 
 #include <alloca.h>
 #include <dlfcn.h>
@@ -172,6 +173,7 @@ static void fork_child(void)
     recs_g.status_fd = -1;
     recs__untracked_reset();
     recs__stacks_abandon();
+    recs__uw_abandon();
     if (self) {
         memset(&self->lost, 0, sizeof self->lost);
         self->q.count = 0;

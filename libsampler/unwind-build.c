@@ -265,7 +265,8 @@ static recs_uw_row make_row(const struct state *s, bool signal,
         kind = RECS_UW_NONE;
     if (kind != RECS_UW_NONE &&
         (s->cfa_off < INT32_MIN || s->cfa_off > INT32_MAX ||
-         s->ra.kind != R_OFFSET || s->ra.off < INT8_MIN || s->ra.off > INT8_MAX))
+         s->ra.kind != R_OFFSET || s->ra.off < INT8_MIN ||
+         s->ra.off > INT8_MAX))
         kind = RECS_UW_NONE;
     row.flags = (uint8_t)kind;
     if (kind == RECS_UW_NONE) {
@@ -275,7 +276,8 @@ static recs_uw_row make_row(const struct state *s, bool signal,
     }
     row.cfa_off = (int32_t)s->cfa_off;
     row.ra_off = (int8_t)s->ra.off;
-    if (s->fp.kind == R_OFFSET && s->fp.off >= INT16_MIN && s->fp.off <= INT16_MAX) {
+    if (s->fp.kind == R_OFFSET && s->fp.off >= INT16_MIN &&
+        s->fp.off <= INT16_MAX) {
         row.flags |= RECS_UW_FP_SAVED;
         row.fp_off = (int16_t)s->fp.off;
     } else if (s->fp.kind != R_SAME) {
@@ -655,7 +657,8 @@ int recs__uw_build(const recs_uw_source *src, recs_uw_table **out,
          * end marker of the previous one. */
         if (n && a == last)
             continue;
-        if (n && !(row.flags & RECS_UW_FUNC) && same_rule(&t->rows[n - 1], &row))
+        if (n && !(row.flags & RECS_UW_FUNC) &&
+            same_rule(&t->rows[n - 1], &row))
             continue;
         row.start = (uint32_t)(a - base);
         t->rows[n++] = row;
@@ -663,7 +666,8 @@ int recs__uw_build(const recs_uw_source *src, recs_uw_table **out,
     }
     t->nrows = n;
     /* Compact: the page index moves down to follow the kept rows. */
-    uint32_t *pages = (uint32_t *)((char *)t + ((sizeof *t + n * sizeof t->rows[0] + 7) & ~(size_t)7));
+    size_t kept = (sizeof *t + n * sizeof t->rows[0] + 7) & ~(size_t)7;
+    uint32_t *pages = (uint32_t *)((char *)t + kept);
     for (size_t p = 0, r = 0; p < npages; p++) {
         uint64_t off = (uint64_t)p << RECS_UW_PAGE_SHIFT;
         while (r + 1 < n && t->rows[r + 1].start <= off)

@@ -61,8 +61,20 @@ static bool hdr_ptr(const uint8_t **p, uint8_t enc, uintptr_t hdr,
     uint64_t v;
 
     switch (enc & 0x0f) {
-    case 0x03: { uint32_t x; memcpy(&x, q, 4); v = x; q += 4; break; }
-    case 0x0b: { int32_t x; memcpy(&x, q, 4); v = (uint64_t)(int64_t)x; q += 4; break; }
+    case 0x03: {
+        uint32_t x;
+        memcpy(&x, q, 4);
+        v = x;
+        q += 4;
+        break;
+    }
+    case 0x0b: {
+        int32_t x;
+        memcpy(&x, q, 4);
+        v = (uint64_t)(int64_t)x;
+        q += 4;
+        break;
+    }
     case 0x00:
     case 0x04:
     case 0x0c: memcpy(&v, q, 8); q += 8; break;
@@ -260,7 +272,8 @@ static int counters_cb(struct dl_phdr_info *info, size_t size, void *arg)
 {
     unsigned long long *c = arg;
 
-    if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs) {
+    if (size >= offsetof(struct dl_phdr_info, dlpi_subs) +
+                sizeof info->dlpi_subs) {
         c[0] = info->dlpi_adds;
         c[1] = info->dlpi_subs;
     }
@@ -282,6 +295,21 @@ void recs__uw_reclaim(void)
     pthread_mutex_lock(&uw_lock);
     reclaim_locked();
     pthread_mutex_unlock(&uw_lock);
+}
+
+void recs__uw_abandon(void)
+{
+    pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
+
+    atomic_store(&uw_set, NULL);
+    atomic_store(&uw_stale, 0);
+    memcpy(&uw_lock, &fresh, sizeof fresh);
+    mods = NULL;
+    nmods = capmods = 0;
+    retired = NULL;
+    nretired = capretired = 0;
+    last_adds = last_subs = 0;
+    memset(&stats, 0, sizeof stats);
 }
 
 /* Signal-safe. */

@@ -56,7 +56,8 @@ unsigned recs__uw_keep_code(const recs_uw_set *set, uint64_t *frames,
 }
 
 #if defined(__x86_64__)
-#define UC_REG(r) (offsetof(ucontext_t, uc_mcontext.gregs) + (r) * sizeof(greg_t))
+#define UC_REG(r) \
+    (offsetof(ucontext_t, uc_mcontext.gregs) + (r) * sizeof(greg_t))
 
 /* Signal-safe. */
 RECS_NO_SANITIZE unsigned recs__uw_walk(const recs_uw_set *set, uint64_t pc,
@@ -76,8 +77,8 @@ RECS_NO_SANITIZE unsigned recs__uw_walk(const recs_uw_set *set, uint64_t pc,
     for (unsigned steps = 0; steps < max + 64; steps++) {
         uint64_t look = exact ? pc : pc - 1;
         const recs_uw_seg *seg = recs__uw_find(set, look);
-        const recs_uw_row *row = seg ? recs__uw_lookup(seg->tab, look - seg->bias)
-                                     : NULL;
+        const recs_uw_row *row =
+            seg ? recs__uw_lookup(seg->tab, look - seg->bias) : NULL;
         unsigned kind = row ? row->flags & RECS_UW_KIND : RECS_UW_NONE;
         uint64_t ra, nsp, nfp = fp, cfa;
 
@@ -109,7 +110,8 @@ RECS_NO_SANITIZE unsigned recs__uw_walk(const recs_uw_set *set, uint64_t pc,
         if (kind == RECS_UW_SP || kind == RECS_UW_FP) {
             if (kind == RECS_UW_FP && fp == 0)
                 break;
-            cfa = (kind == RECS_UW_SP ? sp : fp) + (uint64_t)(int64_t)row->cfa_off;
+            cfa = (kind == RECS_UW_SP ? sp : fp) +
+                  (uint64_t)(int64_t)row->cfa_off;
             if (!rd(cfa + (uint64_t)(int64_t)row->ra_off, lo, hi, &ra))
                 break;
             if (row->flags & RECS_UW_FP_SAVED) {

@@ -23,6 +23,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The handler calls these directly, never through the PLT (no
+ * interposition, no lazy binding inside a signal handler). */
+#define RECS_UW_HIDDEN __attribute__((visibility("hidden")))
+
 /* Row kinds (flags & RECS_UW_KIND). */
 #define RECS_UW_SP      0u   /* CFA = sp + cfa_off */
 #define RECS_UW_FP      1u   /* CFA = fp + cfa_off */
@@ -80,6 +84,7 @@ int recs__uw_build(const recs_uw_source *src, recs_uw_table **out,
                    recs_uw_build_stats *st);
 
 /* Signal-safe. The row covering vaddr, or NULL outside the table. */
+RECS_UW_HIDDEN
 const recs_uw_row *recs__uw_lookup(const recs_uw_table *t, uint64_t vaddr);
 
 /* Start (ELF vaddr) of the function holding vaddr according to the FDEs;
@@ -104,20 +109,29 @@ typedef struct recs_uw_set {
 /* Rescan the loaded modules, build tables for new ones and publish the
  * set (not from the handler). Returns the number of new modules or < 0. */
 int recs__uw_refresh(void);
-/* Free sets and tables no handler can still read (sampler thread). */
+/* Free sets and tables no handler can still read (sampler thread); first
+ * refresh if the loader's module counts changed or a handler asked. */
 void recs__uw_reclaim(void);
+/* In a fork child: forget the parent's sets and tables without freeing
+ * them (another thread may have been building one, or held the allocator's
+ * lock); the next refresh starts over. */
+void recs__uw_abandon(void);
 /* Signal-safe. Ask the sampler thread for a refresh (code outside every
  * known segment was seen). */
+RECS_UW_HIDDEN
 void recs__uw_mark_stale(void);
 /* Signal-safe. The handler's entry: walk the interrupted context with the
  * current set, by CFI (cfi true) or frame pointers (return addresses
  * checked against the executable segments). See recs__uw_walk(). */
+RECS_UW_HIDDEN
 unsigned recs__uw_stack(bool cfi, uint64_t pc, uint64_t sp, uint64_t fp,
                         uint64_t lo, uint64_t hi, uint64_t *out,
                         unsigned max, bool *truncated);
 /* Signal-safe. The current set (NULL before the first refresh). */
+RECS_UW_HIDDEN
 const recs_uw_set *recs__uw_current(void);
 /* Signal-safe. The segment holding pc in set, or NULL. */
+RECS_UW_HIDDEN
 const recs_uw_seg *recs__uw_find(const recs_uw_set *set, uint64_t pc);
 /* Start of the function holding the runtime address pc, as an ELF vaddr of
  * its module (the module's load bias subtracted): 1 found, 0 no FDE covers
@@ -138,6 +152,7 @@ void recs__uw_get_stats(recs_uw_stats *st);
  * lookup lands on it) to out. Every stack read is checked against [lo,
  * hi). *truncated is set when max cut a walk that could go on, *root when
  * the outermost frame was reached. */
+RECS_UW_HIDDEN
 unsigned recs__uw_walk(const recs_uw_set *set, uint64_t pc, uint64_t sp,
                        uint64_t fp, uint64_t lo, uint64_t hi,
                        uint64_t *out, unsigned max, bool *truncated,
@@ -146,6 +161,7 @@ unsigned recs__uw_walk(const recs_uw_set *set, uint64_t pc, uint64_t sp,
 /* Signal-safe. Keep the leading frames that lie in an executable segment
  * of set (a frame-pointer chain through code that uses rbp as data yields
  * stack addresses); returns the new count. */
+RECS_UW_HIDDEN
 unsigned recs__uw_keep_code(const recs_uw_set *set, uint64_t *frames,
                             unsigned n);
 

@@ -221,7 +221,8 @@ const char *debug_syms_lookup(debug_syms *s, const char *build_id, size_t len,
 static struct pathid *find_path(debug_syms *s, const char *path, size_t len)
 {
     for (size_t i = 0; i < s->nmods; i++)
-        if (strlen(s->mods[i].path) == len && !memcmp(s->mods[i].path, path, len))
+        if (strlen(s->mods[i].path) == len &&
+            !memcmp(s->mods[i].path, path, len))
             return &s->mods[i];
     return NULL;
 }
@@ -232,7 +233,8 @@ int debug_syms_add_module(debug_syms *s, const char *path, size_t len,
     struct pathid *m = find_path(s, path, len);
     char *id;
 
-    if (m && strlen(m->build_id) == bid_len && !memcmp(m->build_id, build_id, bid_len))
+    if (m && strlen(m->build_id) == bid_len &&
+        !memcmp(m->build_id, build_id, bid_len))
         return 0;
     if (!(id = strndup(build_id, bid_len)))
         return -1;
