@@ -12,8 +12,7 @@
  * Links the unwinder's files directly; the sampler's globals they refer
  * to are defined here.
  */
-#define _GNU_SOURCE
-#include "config.h"
+#include <config.h>
 #include "internal.h"
 #include "unwind.h"
 
@@ -26,7 +25,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
-recs_global recs_g;
+recs__global recs__g;
 
 uint64_t recs__now_ns(void)
 {

@@ -9,9 +9,8 @@
  * checked: a malformed entry is skipped (counted in rejected), never
  * trusted.
  */
-#ifdef HAVE_CONFIG_H
-#include "config.h"
-#endif
+#include <config.h>
+
 #include "unwind.h"
 #include <rec/record.h>
 

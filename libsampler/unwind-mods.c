@@ -9,7 +9,7 @@
  * (segments sorted by address, each with its module's table) through an
  * atomic pointer. A replaced set, and the tables of modules that went away,
  * are retired and freed only once no handler is inside the sampling path
- * (recs_g.inflight seen at zero after the swap: a handler that starts
+ * (recs__g.inflight seen at zero after the swap: a handler that starts
  * later loads the new set).
  *
  * New modules are picked up at start, on every drain when the loader's
@@ -18,9 +18,8 @@
  * sampler thread). No dlopen interposition: glibc resolves $ORIGIN, RPATH
  * and the namespace from dlopen's caller, which a wrapper would change.
  */
-#ifdef HAVE_CONFIG_H
-#include "config.h"
-#endif
+#include <config.h>
+
 #include "internal.h"
 #include "unwind.h"
 
@@ -216,7 +215,7 @@ static void reclaim_locked(void)
 {
     /* Any handler that could hold a retired pointer entered before the
      * swap and has not left yet. */
-    if (atomic_load(&recs_g.inflight) != 0)
+    if (atomic_load(&recs__g.inflight) != 0)
         return;
     for (size_t i = 0; i < nretired; i++)
         free(retired[i]);
@@ -322,7 +321,7 @@ const recs_uw_set *recs__uw_current(void)
 void recs__uw_mark_stale(void)
 {
     if (!atomic_exchange(&uw_stale, 1))
-        sem_post(&recs_g.wake);
+        sem_post(&recs__g.wake);
 }
 
 int recs__uw_symbolic_start(uint64_t pc, uint64_t *vaddr)
@@ -359,7 +358,7 @@ unsigned recs__uw_stack(bool cfi, uint64_t pc, uint64_t sp, uint64_t fp,
     if (cfi)
         return recs__uw_walk(set, pc, sp, fp, lo, hi, out, max, truncated,
                              &root);
-    n = recs_fp_walk(fp, sp, hi, out, max, truncated);
+    n = recs__fp_walk(fp, sp, hi, out, max, truncated);
     if (recs__uw_keep_code(set, out, n) < n) {
         n = recs__uw_keep_code(set, out, n);
         *truncated = false;

@@ -4,9 +4,8 @@
  * own tables, nothing else: no code bytes of the modules (which dlclose may
  * unmap), no libdw, no allocation.
  */
-#ifdef HAVE_CONFIG_H
-#include "config.h"
-#endif
+#include <config.h>
+
 #include "unwind.h"
 #include "fpwalk.h"
 
@@ -37,7 +36,7 @@ const recs_uw_seg *recs__uw_find(const recs_uw_set *set, uint64_t pc)
 RECS_NO_SANITIZE static inline bool rd(uint64_t addr, uint64_t lo, uint64_t hi,
                                        uint64_t *v)
 {
-    if (!recs_in_stack(addr, 8, lo, hi))
+    if (!recs__in_stack(addr, 8, lo, hi))
         return false;
     *v = *(const volatile uint64_t *)(uintptr_t)addr;
     return true;
@@ -70,7 +69,7 @@ RECS_NO_SANITIZE unsigned recs__uw_walk(const recs_uw_set *set, uint64_t pc,
 
     *truncated = *root = false;
     if (!set)
-        return recs_fp_walk(fp, sp, hi, out, max, truncated);
+        return recs__fp_walk(fp, sp, hi, out, max, truncated);
     /* Each step moves sp strictly up the bounded stack, and at most max
      * frames are written: the loop ends. The bound below only caps the
      * cost of trampolines that emit nothing. */
@@ -163,7 +162,7 @@ unsigned recs__uw_walk(const recs_uw_set *set, uint64_t pc, uint64_t sp,
     (void)pc;
     (void)lo;
     *root = false;
-    n = recs_fp_walk(fp, sp, hi, out, max, truncated);
+    n = recs__fp_walk(fp, sp, hi, out, max, truncated);
     return recs__uw_keep_code(set, out, n);
 }
 #endif

@@ -5,7 +5,7 @@
  * (CFA from sp and fp, outermost frame, signal trampoline, depth limit,
  * corrupt pointers).
  */
-#include "config.h"
+#include <config.h>
 #include "tap.h"
 #include "unwind.h"
 #include <rec/record.h>

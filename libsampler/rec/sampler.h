@@ -1,12 +1,13 @@
 /*
- * rec/sampler.h - librecsampler: per-thread CPU-time sampling of the
+ * rec/sampler.h - libsampler: per-thread CPU-time sampling of the
  * calling process into a rec recording.
  *
  * Every thread gets a timer on its own CPU clock (timer_create on the
  * thread's CPU-time clock, SIGEV_THREAD_ID) that sends a signal every
  * period of CPU time the thread consumes. The handler only copies the
- * registers and a bounds-checked frame-pointer walk into the thread's
- * bounded queue; a sampler thread drains the queues, symbolizes and writes
+ * registers and a bounds-checked stack walk (CFI tables, or frame
+ * pointers) into the thread's bounded queue; a sampler thread drains the
+ * queues, symbolizes and writes
  * CPUTimeSample / CPUTimeSampleLost / ThreadStart / ThreadEnd events.
  *
  * Normally loaded with LD_PRELOAD by rec-start(1), which configures it
@@ -22,6 +23,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <rec/record.h>   /* REC_E* codes, rec_strerror() */
 
 #ifdef __cplusplus
 extern "C" {
