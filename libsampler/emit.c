@@ -32,7 +32,8 @@ void recs__emit_settings(void)
     ev.throttle = str_id(recs__g.cfg.throttle_text);
     ev.samplingPeriod = recs__g.period_ns;
     ev.signal = (uint64_t)recs__g.signo;
-    ev.unwinder = str_id("frame-pointer+cfi-leaf");
+    ev.unwinder = str_id(recs__g.cfg.fp_walker ? "frame-pointer+cfi-leaf"
+                                               : "cfi");
     ev.stackDepth = recs__g.cfg.depth;
     ev.queueCapacity = recs__g.capacity;
     ev.startTime = recs__now_ns();

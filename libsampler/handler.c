@@ -25,6 +25,7 @@
 #include <config.h>
 #include "internal.h"
 #include "fpwalk.h"
+#include "unwind.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -234,8 +235,11 @@ RECS_NO_SANITIZE static void fill_request(recs__thread *t, recs__request *r, con
     recs__copy_stack(r->window, r->sp, nw);
     r->nwindow = (uint16_t)nw;
     /* Frames lie above sp: a tighter lower bound than the stack's. */
-    r->nframes = (uint16_t)recs__fp_walk(r->fp, r->sp, hi, r->frames,
-                                        t->q.depth, &truncated);
+    r->nframes = (uint16_t)recs__uw_stack(!recs__g.cfg.fp_walker, r->pc,
+                                          r->sp, r->fp, r->sp, hi, r->frames,
+                                          t->q.depth, &truncated);
+    if (!recs__g.cfg.fp_walker)
+        r->flags |= RECS_REQ_COMPLETE;
     if (truncated)
         r->flags |= RECS_REQ_TRUNCATED;
 }

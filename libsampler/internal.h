@@ -144,6 +144,7 @@ typedef struct recs__config {
     bool append, overwrite;
     char run_id[33];               /* REC_RUN_ID, "" if none */
     bool no_command_line;          /* REC_NO_COMMAND_LINE: argv[0] only */
+    bool fp_walker;                /* --stack-walker fp (else CFI) */
 } recs__config;
 
 typedef struct recs__global {

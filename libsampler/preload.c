@@ -20,6 +20,7 @@
 #include <config.h>
 #include "internal.h"
 #include "recenv.h"
+#include "unwind.h"
 
 #include <alloca.h>
 #include <dlfcn.h>
@@ -174,6 +175,7 @@ static void fork_child(void)
     recs__g.status_fd = -1;
     recs__untracked_reset();
     recs__stacks_abandon();
+    recs__uw_abandon();
     if (self) {
         memset(&self->lost, 0, sizeof self->lost);
         self->q.count = 0;

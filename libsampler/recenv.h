@@ -13,6 +13,7 @@
 #define REC_ENV_OUTPUT          "REC_OUTPUT"          /* recording path */
 #define REC_ENV_THROTTLE        "REC_THROTTLE"        /* "10ms", "500/s" */
 #define REC_ENV_STACK_DEPTH     "REC_STACK_DEPTH"
+#define REC_ENV_STACK_WALKER    "REC_STACK_WALKER"
 #define REC_ENV_MAX_CHUNK_SIZE  "REC_MAX_CHUNK_SIZE"
 #define REC_ENV_FLUSH_INTERVAL  "REC_FLUSH_INTERVAL"
 #define REC_ENV_SIGNAL          "REC_SIGNAL"

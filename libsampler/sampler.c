@@ -12,6 +12,7 @@
 #include "internal.h"
 #include "recenv.h"
 #include "symbols.h"
+#include "unwind.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -84,6 +85,10 @@ static int config_from_options(recs__config *cfg, const recs_options *o)
         cfg->flush_ns = 10000000ull;
     cfg->signo = o->signo ? o->signo : SIGPROF;
     cfg->queue_capacity = o->queue_capacity;
+    if (o->stack_walker && strcmp(o->stack_walker, "cfi") &&
+        strcmp(o->stack_walker, "fp"))
+        return REC_EINVAL;
+    cfg->fp_walker = o->stack_walker && !strcmp(o->stack_walker, "fp");
     cfg->append = o->append;
     cfg->overwrite = o->overwrite;
     cfg->output = strdup(o->output);
@@ -114,6 +119,11 @@ int recs__config_from_env(recs__config *cfg, char *err, size_t errlen)
         if (recs__parse_uint(v, 1, RECS_MAX_DEPTH, &n) < 0)
             BAD(REC_ENV_STACK_DEPTH);
         o.stack_depth = (unsigned)n;
+    }
+    if ((v = getenv(REC_ENV_STACK_WALKER)) && *v) {
+        if (strcmp(v, "cfi") && strcmp(v, "fp"))
+            BAD(REC_ENV_STACK_WALKER);
+        o.stack_walker = v;
     }
     if ((v = getenv(REC_ENV_MAX_CHUNK_SIZE)) && *v) {
         if (recs__parse_size(v, &n) < 0 || n < 4096)
@@ -280,6 +290,11 @@ static void *sampler_main(void *arg)
             pthread_mutex_unlock(&recs__g.drain_lock);
             pthread_mutex_unlock(&recs__g.ctl_lock);
         }
+        /* Outside drain_lock: it takes the loader's lock, which a dlopen
+         * constructor calling into the sampler would hold. Before the
+         * drain: the samples that flagged new code get names from the new
+         * tables. */
+        recs__uw_reclaim();
         pthread_mutex_lock(&recs__g.drain_lock);
         recs__drain_locked(false);
         recs__untracked_poll();
@@ -382,6 +397,7 @@ int recs__start_config(const recs__config *cfg)
         goto out_drain;
     }
     recs__symbols_scan(recs__g.sym);
+    recs__uw_refresh();
     sem_destroy(&recs__g.wake);
     sem_init(&recs__g.wake, 0, 0);
 

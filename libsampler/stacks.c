@@ -105,7 +105,9 @@ static size_t build_key(const recs__request *r, uint64_t *key, bool *biased)
     uint32_t first = 0;
 
     *biased = false;
-    if (in_exec(r->pc)) {
+    if (in_exec(r->pc) && (r->flags & RECS_REQ_COMPLETE)) {
+        key[n++] = r->pc;
+    } else if (in_exec(r->pc)) {
         uint64_t ret = 0;
         int rc;
         key[n++] = r->pc;

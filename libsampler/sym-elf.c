@@ -242,6 +242,110 @@ static int load_symtab(recs__module *m, Elf *elf, Elf32_Word type)
     return 0;
 }
 
+static int cmp_sym(const void *a, const void *b)
+{
+    const struct recs__sym *x = a, *y = b;
+    if (x->addr != y->addr)
+        return x->addr < y->addr ? -1 : 1;
+    /* The larger first: a lookup takes the last one that covers vaddr. */
+    return x->size > y->size ? -1 : x->size < y->size;
+}
+
+/* PLT stubs have no symbols: without these, a pc in one takes the name of
+ * the nearest unsized symbol before it (_init). Entries of .plt (after its
+ * header) and .plt.sec are named target@plt from .rela.plt, as binutils
+ * and perf do; the rest of the PLT sections is "[plt]". */
+static int add_plt_syms(recs__module *m, Elf *elf)
+{
+    size_t shstrndx, nrel = 0, nplt = 0, namebytes = 0, k = 0;
+    Elf_Scn *scn = NULL, *rela = NULL, *dynsym = NULL;
+    GElf_Shdr sh, rsh = { 0 }, dsh = { 0 };
+    struct { uint64_t addr, size, ent; bool sec; } plt[3];
+    struct recs__sym *v;
+    Elf_Data *rd = NULL, *dd = NULL;
+    char *names, *p;
+
+    if (elf_getshdrstrndx(elf, &shstrndx) < 0)
+        return 0;
+    while ((scn = elf_nextscn(elf, scn)) != NULL) {
+        const char *n;
+        if (!gelf_getshdr(scn, &sh))
+            continue;
+        n = elf_strptr(elf, shstrndx, sh.sh_name);
+        if (!n)
+            continue;
+        if (!strcmp(n, ".rela.plt") && sh.sh_type == SHT_RELA && sh.sh_entsize) {
+            rela = scn;
+            rsh = sh;
+        } else if ((!strcmp(n, ".plt") || !strcmp(n, ".plt.sec") ||
+                    !strcmp(n, ".plt.got")) && sh.sh_size && nplt < 3) {
+            plt[nplt].addr = sh.sh_addr;
+            plt[nplt].size = sh.sh_size;
+            plt[nplt].ent = !strcmp(n, ".plt.got") ? 0 : 16;
+            plt[nplt].sec = !strcmp(n, ".plt.sec");
+            nplt++;
+        }
+    }
+    if (nplt == 0)
+        return 0;
+    if (rela && (dynsym = elf_getscn(elf, rsh.sh_link)) &&
+        gelf_getshdr(dynsym, &dsh) && (rd = elf_getdata(rela, NULL)) &&
+        (dd = elf_getdata(dynsym, NULL)))
+        nrel = rsh.sh_size / rsh.sh_entsize;
+    for (size_t i = 0; i < nrel; i++) {
+        GElf_Rela r;
+        GElf_Sym s;
+        const char *n;
+        if (gelf_getrela(rd, (int)i, &r) &&
+            gelf_getsym(dd, (int)GELF_R_SYM(r.r_info), &s) &&
+            (n = elf_strptr(elf, dsh.sh_link, s.st_name)))
+            namebytes += strlen(n) + 5;
+    }
+    v = realloc(m->syms, (m->nsyms + 2 * nrel + nplt) * sizeof *v);
+    names = malloc(namebytes + 1);
+    if (!v || !names) {
+        if (v)
+            m->syms = v;
+        free(names);
+        return REC_ENOMEM;
+    }
+    m->syms = v;
+    p = names;
+    for (size_t j = 0; j < nplt; j++) {
+        uint64_t first = plt[j].sec ? 0 : 16;   /* .plt: header first */
+        for (size_t i = 0; plt[j].ent && i < nrel &&
+             first + (i + 1) * plt[j].ent <= plt[j].size; i++) {
+            GElf_Rela r;
+            GElf_Sym s;
+            const char *n;
+            if (!gelf_getrela(rd, (int)i, &r) ||
+                !gelf_getsym(dd, (int)GELF_R_SYM(r.r_info), &s) ||
+                !(n = elf_strptr(elf, dsh.sh_link, s.st_name)))
+                continue;
+            size_t len = strlen(n);
+            memcpy(p, n, len);
+            memcpy(p + len, "@plt", 5);
+            v[m->nsyms + k].addr = plt[j].addr + first + i * plt[j].ent;
+            v[m->nsyms + k].size = plt[j].ent;
+            v[m->nsyms + k].name = p;
+            p += len + 5;
+            k++;
+        }
+    }
+    /* The sections themselves, sized, for what no entry covers. Sorted
+     * before the entries at the same address (the lookup takes the last). */
+    for (size_t j = 0; j < nplt; j++) {
+        v[m->nsyms + k].addr = plt[j].addr;
+        v[m->nsyms + k].size = plt[j].size;
+        v[m->nsyms + k].name = "[plt]";
+        k++;
+    }
+    m->nsyms += k;
+    qsort(m->syms, m->nsyms, sizeof *m->syms, cmp_sym);
+    m->plt_names = names;
+    return 0;
+}
+
 int recs__module_load(recs__module *m)
 {
     int rc;
@@ -283,6 +387,8 @@ int recs__module_load(recs__module *m)
         rc = load_symtab(m, m->dbg_elf, SHT_SYMTAB);
     if (rc == 0)
         rc = load_symtab(m, m->elf, SHT_DYNSYM);
+    if (rc >= 0)
+        rc = add_plt_syms(m, m->elf);
     if (rc < 0)
         goto fail;
     m->load_state = 1;
@@ -310,6 +416,8 @@ void recs__module_unload(recs__module *m)
     if (m->fd >= 0)
         close(m->fd);
     free(m->syms);
+    free(m->plt_names);
+    m->plt_names = NULL;
     free(m->cus);
     free(m->fns);
     free(m->fn_cus);

@@ -44,6 +44,7 @@ typedef struct recs__module {
     Dwarf_CFI *dbg_cfi;              /* .debug_frame, if no .eh_frame entry */
     struct recs__sym *syms;
     size_t nsyms;
+    char *plt_names;                 /* names of the PLT entries' symbols */
     struct cu_range *cus;            /* CU address ranges (sym-elf.c) */
     size_t ncus;
     bool cus_built;

@@ -14,6 +14,7 @@
 #include "sym-internal.h"
 
 #include <dlfcn.h>
+#include <inttypes.h>
 #include <elf.h>
 #include <link.h>
 #include <pthread.h>
@@ -50,6 +51,7 @@ struct recs__symbols {
     rec_id *ids;
     size_t nids, capids;
     recs__symbols_stats stats;
+    bool retry;                     /* resolve(): result incomplete */
 };
 
 /* ------------------------------------------------------------------ */
@@ -638,10 +640,39 @@ static int intern_frame(recs__symbols *s, const char *function, rec_id module,
     return rc;
 }
 
-/* Frames for addr (lock held). */
+/* A function without a symbol (a stripped module's static functions) is
+ * named by its module and its start as its FDE gives it,
+ * "libz.so.1+0x2a30", so that distinct functions stay distinct; NULL when
+ * no FDE covers addr. The unwinder owns the tables (weak: the symbolizer
+ * is also linked without it). */
+extern int recs__uw_symbolic_start(uint64_t pc, uint64_t *vaddr)
+    __attribute__((weak));
+
+static const char *start_name(recs__symbols *s, const recs__module *m,
+                              uint64_t addr, char *buf, size_t size)
+{
+    const char *base = strrchr(m->path, '/');
+    uint64_t start;
+    int rc;
+
+    if (!recs__uw_symbolic_start)
+        return NULL;
+    rc = recs__uw_symbolic_start(addr, &start);
+    if (rc < 0)
+        s->retry = true;      /* tables not built yet: do not cache */
+    if (rc <= 0)
+        return NULL;
+    snprintf(buf, size, "%s+0x%" PRIx64, base ? base + 1 : m->path, start);
+    return buf;
+}
+
+/* Frames for addr (lock held). A return address that follows no symbol
+ * but precedes one is the signal trampoline's (glibc puts a nop before
+ * __restore_rt for the pc - 1 lookup): named by the next symbol. */
 static int resolve(recs__symbols *s, recs__module *m, uint64_t addr,
                    rec_id *ids, size_t *n)
 {
+    char name[300];
     recs__srcframe sf[RECS_MAX_INLINE];
     size_t nsf = 0;
     const char *sym = NULL;
@@ -656,6 +687,10 @@ static int resolve(recs__symbols *s, recs__module *m, uint64_t addr,
         nsf = recs__module_srcframes(m, vaddr, sf, RECS_MAX_INLINE);
         sym = recs__module_symbol(m, vaddr);
     }
+    if (nsf == 0 && !sym && m->load_state > 0)
+        sym = recs__module_symbol(m, vaddr + 1);   /* see below */
+    if (nsf == 0 && !sym)
+        sym = start_name(s, m, addr, name, sizeof name);
     if (nsf == 0)
         return intern_frame(s, sym, m->path_id, vaddr, NULL, 0, false, &ids[(*n)++]);
     for (size_t i = 0; i < nsf; i++) {
@@ -707,8 +742,9 @@ int recs__symbols_frames(recs__symbols *s, uint64_t pc, bool is_return_address,
         pthread_mutex_lock(&s->lock);
         m = find_module(s, addr);
     }
+    s->retry = false;
     rc = resolve(s, m, addr, ids, &k);
-    if (rc >= 0)
+    if (rc >= 0 && !s->retry)
         rc = cache_put(s, key, ids, k, m == NULL);
     pthread_mutex_unlock(&s->lock);
     if (rc < 0)

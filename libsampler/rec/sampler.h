@@ -5,8 +5,9 @@
  * Every thread gets a timer on its own CPU clock (timer_create on the
  * thread's CPU-time clock, SIGEV_THREAD_ID) that sends a signal every
  * period of CPU time the thread consumes. The handler only copies the
- * registers and a bounds-checked frame-pointer walk into the thread's
- * bounded queue; a sampler thread drains the queues, symbolizes and writes
+ * registers and a bounds-checked stack walk (CFI tables, or frame
+ * pointers) into the thread's bounded queue; a sampler thread drains the
+ * queues, symbolizes and writes
  * CPUTimeSample / CPUTimeSampleLost / ThreadStart / ThreadEnd events.
  *
  * Normally loaded with LD_PRELOAD by rec-start(1), which configures it
@@ -38,6 +39,7 @@ typedef struct recs_options {
     unsigned queue_capacity;     /* requests per thread (0: sized from the period) */
     bool append;                 /* append a recording to an existing file */
     bool overwrite;              /* replace an existing file (else REC_EEXIST) */
+    const char *stack_walker;    /* "cfi" (NULL: default) or "fp" */
 } recs_options;
 
 /* Defaults as documented above. */

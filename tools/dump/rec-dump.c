@@ -36,6 +36,7 @@ struct opts {
     enum xp_format export;      /* 0: JSON/NDJSON */
     enum xp_group group;
     bool weight_samples;
+    const char *debug_dir;
 };
 
 /* Per-type filter facts, cached per rec_type pointer for the chunk. */
@@ -78,6 +79,8 @@ static void usage(FILE *f)
 "  --events GLOB[,GLOB...]   only events whose type name matches\n"
 "  --threads LIST      only events of these threads (tids or name globs)\n"
 "  --stack-depth N     frames per stack trace (default 5, 0 = all)\n"
+"  --debug-dir DIR     name frames from the debug files under DIR, found\n"
+"                      by the build-ids the recording holds\n"
 "  --since TIME        only events at or after TIME\n"
 "  --until TIME        only events before TIME\n"
 "                      TIME: ns since the epoch, RFC 3339, or +DURATION\n"
@@ -223,6 +226,8 @@ static int dump_file(struct dumper *d, const char *path)
             if (first)
                 first = !resolve_times(d, info.start_ns, &since, &until);
         }
+        if (d->o->debug_dir)
+            dump_render_note_modules(d->render, ev);
         if (!event_selected(d, ev, since, until))
             continue;
         if (d->o->mode != MODE_NDJSON)
@@ -443,7 +448,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 {
     enum { O_JSON = 256, O_NDJSON, O_METADATA, O_EVENTS, O_THREADS,
            O_DEPTH, O_SINCE, O_UNTIL, O_FORMAT, O_GROUP, O_WEIGHT,
-           O_FROM_END, O_POSFILE, O_STALL };
+           O_FROM_END, O_POSFILE, O_STALL, O_DEBUG_DIR };
     static const struct option lopts[] = {
         { "json", no_argument, NULL, O_JSON },
         { "ndjson", no_argument, NULL, O_NDJSON },
@@ -451,6 +456,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
         { "events", required_argument, NULL, O_EVENTS },
         { "threads", required_argument, NULL, O_THREADS },
         { "stack-depth", required_argument, NULL, O_DEPTH },
+        { "debug-dir", required_argument, NULL, O_DEBUG_DIR },
         { "since", required_argument, NULL, O_SINCE },
         { "until", required_argument, NULL, O_UNTIL },
         { "format", required_argument, NULL, O_FORMAT },
@@ -507,6 +513,13 @@ static int parse_args(int argc, char **argv, struct opts *o)
             }
             o->stack_depth = (unsigned)n;
             break;
+        case O_DEBUG_DIR:
+            if (!*optarg) {
+                cli_error(prog, "--debug-dir: empty directory name%s", "");
+                return -1;
+            }
+            o->debug_dir = optarg;
+            break;
         case O_SINCE:
             if (cli_opt_time(prog, "--since", optarg, &o->since,
                              &o->have_since) < 0)
@@ -559,6 +572,7 @@ int main(int argc, char **argv)
 {
     struct opts o = { 0 };
     struct dumper d = { .o = &o, .out = stdout };
+    debug_syms *dbg = NULL;
     int status = CLI_EXIT_OK;
     if (parse_args(argc, argv, &o) < 0) {
         cli_patterns_free(o.events);
@@ -596,6 +610,15 @@ int main(int argc, char **argv)
         goto done;
     }
     d.render = dump_render_new(o.stack_depth);
+    if (d.render && o.debug_dir) {
+        dbg = debug_syms_new(o.debug_dir);
+        if (!dbg) {
+            cli_error(prog, "out of memory");
+            status = CLI_EXIT_DATA;
+            goto done;
+        }
+        dump_render_set_debug(d.render, dbg);
+    }
     if (!d.render) {
         cli_error(prog, "out of memory");
         status = CLI_EXIT_DATA;
@@ -630,6 +653,7 @@ done:
         status = CLI_EXIT_DATA;
     }
     dump_render_free(d.render);
+    debug_syms_free(dbg);
     cli_buf_free(&d.buf);
     cli_map_free(&d.types);
     cli_map_free(&d.threads);

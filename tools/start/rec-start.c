@@ -53,6 +53,7 @@ struct opts {
     const char *max_chunk;
     const char *flush;
     const char *signal;
+    const char *walker;
     bool follow, force, quiet, no_cmdline;
     char run_id[33];            /* REC_RUN_ID of this run */
 };
@@ -72,6 +73,8 @@ static void usage(FILE *f)
 "      --max-chunk-size S   start a new chunk above S bytes (64M)\n"
 "      --flush-interval T   data readable within T (default 100ms)\n"
 "      --signal SIG         timer signal (default SIGPROF)\n"
+"      --stack-walker W     cfi (call-frame information, default) or fp\n"
+"                           (frame pointers)\n"
 "  -c, --follow-children    record descendant processes too, each into\n"
 "                           its own file (default: only PROGRAM)\n"
 "      --no-command-line    record the program's name, not its arguments\n"
@@ -99,7 +102,7 @@ static int fail_usage(const char *fmt, ...)
 
 static int parse_args(int argc, char **argv, struct opts *o)
 {
-    enum { OPT_CHUNK = 256, OPT_FLUSH, OPT_SIGNAL, OPT_NO_CMDLINE };
+    enum { OPT_CHUNK = 256, OPT_FLUSH, OPT_SIGNAL, OPT_NO_CMDLINE, OPT_WALKER };
     static const struct option longopts[] = {
         { "output", required_argument, NULL, 'o' },
         { "force", no_argument, NULL, 'f' },
@@ -108,6 +111,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
         { "max-chunk-size", required_argument, NULL, OPT_CHUNK },
         { "flush-interval", required_argument, NULL, OPT_FLUSH },
         { "signal", required_argument, NULL, OPT_SIGNAL },
+        { "stack-walker", required_argument, NULL, OPT_WALKER },
         { "follow-children", no_argument, NULL, 'c' },
         { "quiet", no_argument, NULL, 'q' },
         { "no-command-line", no_argument, NULL, OPT_NO_CMDLINE },
@@ -160,6 +164,12 @@ static int parse_args(int argc, char **argv, struct opts *o)
             if (recs__parse_uint(optarg, 1, 1024, &v) < 0)
                 return fail_usage("invalid stack depth '%s' (1..1024)", optarg);
             o->depth = optarg;
+            break;
+        case OPT_WALKER:
+            if (strcmp(optarg, "cfi") && strcmp(optarg, "fp"))
+                return fail_usage("invalid stack walker '%s' (cfi or fp)",
+                                  optarg);
+            o->walker = optarg;
             break;
         case OPT_CHUNK:
             if (recs__parse_size(optarg, &v) < 0 || v < 4096)
@@ -434,6 +444,7 @@ static int child_env(const struct opts *o, const char *output, const char *lib)
     rc |= setenv(REC_ENV_THROTTLE, o->throttle ? o->throttle : "10ms", 1);
     rc |= setenv(REC_ENV_STACK_DEPTH, o->depth ? o->depth : "64", 1);
     rc |= setenv(REC_ENV_FLUSH_INTERVAL, o->flush ? o->flush : "100ms", 1);
+    rc |= setenv(REC_ENV_STACK_WALKER, o->walker ? o->walker : "cfi", 1);
     if (o->max_chunk)
         rc |= setenv(REC_ENV_MAX_CHUNK_SIZE, o->max_chunk, 1);
     else
