@@ -23,6 +23,7 @@ typedef struct titem {
     size_t slot_size;
     uint64_t lost_n[RECS_LOST_NREASONS], lost_ns[RECS_LOST_NREASONS];
     bool start, end, snapshot;
+    int engine;                /* 0: no source */
     uint64_t start_ns, start_cpu, end_ns, end_cpu;
 } titem;
 
@@ -116,6 +117,7 @@ static void collect(recs_thread *t, bool dead, bool final)
         it->start_ns = t->start_ns;
         it->start_cpu = t->start_cpu;
         it->parent_ref = parent_ref(t->parent_tid);
+        it->engine = t->has_timer ? t->engine : 0;
         t->start_pending = false;
     }
     if (dead || final) {
@@ -161,6 +163,9 @@ static void emit_item(const titem *it)
         ev.parentThread = it->parent_ref;
         ev.cpuTime = it->start_cpu;
         ev.startTime = it->start_ns;
+        if (it->engine)
+            rec_intern_cstr(recs_g.w, recs__engine_name(it->engine),
+                            &ev.engine);
         rec_emit_ThreadStart(st, &ev);
     }
     for (uint32_t i = 0; i < it->nreq; i++) {

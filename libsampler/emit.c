@@ -37,6 +37,8 @@ void recs__emit_settings(void)
     ev.unwinder = str_id("frame-pointer+cfi-leaf");
     ev.stackDepth = recs_g.cfg.depth;
     ev.queueCapacity = recs_g.capacity;
+    ev.engine = str_id(recs__engine_name(recs_g.engine));
+    ev.engineNote = recs_g.engine_note[0] ? str_id(recs_g.engine_note) : 0;
     ev.startTime = recs__now_ns();
     rec_emit_RecordingSettings(recs_g.st, &ev);
 }

@@ -1,6 +1,7 @@
 /*
  * libsampler/internal.h - state shared by the sampler's files:
- *   thread.c   per-thread state, registration, timers, teardown
+ *   thread.c   per-thread state, registration, armings, teardown
+ *   engine*.c  the signal's source per thread: timer or perf_event
  *   handler.c  the signal handler and the program's own handlers
  *   sampler.c  start/stop, the sampler thread
  *   drain.c    queues -> events
@@ -24,6 +25,7 @@
 #include "rec/sampler.h"
 #include "queue.h"
 #include "throttle.h"
+#include "engine.h"
 
 #define RECS_DEFAULT_DEPTH   64
 #define RECS_MAX_DEPTH       1024
@@ -68,6 +70,11 @@ typedef struct recs_thread {
      * the handler on this thread and by this thread's exit path, read (and
      * reset) under reg_lock; see thread.c for the ordering relied on. */
     _Atomic uint64_t expiries;
+    /* perf engine: the arming's origin (arm_cpu, for the handler) and the
+     * fd its signals carry in si_fd (kept after the close, for a signal
+     * still pending). */
+    _Atomic uint64_t origin_cpu;
+    _Atomic int perf_sig_fd;
 
     /* Registration, under recs_g.reg_lock. */
     struct recs_thread *prev, *next;
@@ -75,7 +82,11 @@ typedef struct recs_thread {
     pthread_t self;
     clockid_t cpuclock;
     timer_t timer;
-    bool has_timer, timer_failed;
+    int engine;                    /* RECS_ENGINE_TIMER or _PERF */
+    bool fell_back;                /* perf failed: a timer instead */
+    int perf_fd;                   /* the event, -1 if none */
+    uint64_t perf_id, perf_period;
+    bool has_timer, timer_failed;  /* has a source (timer or event) */
     bool in_session;               /* ThreadStart due or written this session */
     bool start_pending;            /* ThreadStart not written yet */
     uint64_t start_ns, start_cpu;  /* when sampling began */
@@ -108,6 +119,7 @@ typedef struct recs_config {
     uint64_t flush_ns;
     int signo;
     unsigned queue_capacity;       /* 0: from the period */
+    int engine;                    /* requested: RECS_ENGINE_* */
     bool append, overwrite;
 } recs_config;
 
@@ -131,6 +143,8 @@ typedef struct recs_global {
     /* Session (under drain_lock unless noted). */
     recs_config cfg;
     uint64_t period_ns;            /* effective period (reg_lock to change) */
+    int engine;                    /* the session's: RECS_ENGINE_TIMER/PERF */
+    char engine_note[256];         /* why not perf, or its limits */
     unsigned ncpus;
     uint32_t capacity;             /* queue slots for new threads */
     rec_writer *w;
@@ -180,6 +194,44 @@ static inline void recs__thread_add_lost(recs_thread *t, int reason,
 {
     atomic_fetch_add_explicit(&t->lost[reason].count, n, memory_order_relaxed);
     atomic_fetch_add_explicit(&t->lost[reason].ns, ns, memory_order_relaxed);
+}
+
+/* Signal-safe. Is si one of our sampling signals (a timer's, with our
+ * cookie, or the overflow of this thread's perf event)? */
+static inline bool recs__signal_ours(const siginfo_t *si)
+{
+    recs_thread *t;
+
+    if (si->si_code == SI_TIMER)
+        return si->si_value.sival_ptr == &recs__timer_cookie;
+    if (si->si_code != POLL_IN && si->si_code != POLL_HUP)
+        return false;
+    t = recs_self;
+    return (t && si->si_fd == atomic_load_explicit(&t->perf_sig_fd,
+                                                   memory_order_relaxed)) ||
+           recs__owned_fd_inline(si->si_fd);
+}
+
+/* Signal-safe. The periods one of our signals stands for, to add to K:
+ * a timer's 1 + overruns; for a perf overflow, the whole periods of CPU
+ * time since the arming's origin not yet in K (0: an earlier signal
+ * already covered them). */
+static inline uint64_t recs__signal_periods(recs_thread *t,
+                                            const siginfo_t *si)
+{
+    struct timespec ts;
+    uint64_t cpu, origin, period, e, k;
+
+    if (si->si_code == SI_TIMER)
+        return (uint64_t)(si->si_overrun > 0 ? si->si_overrun : 0) + 1;
+    period = atomic_load_explicit(&t->period_ns, memory_order_relaxed);
+    origin = atomic_load_explicit(&t->origin_cpu, memory_order_relaxed);
+    if (!period || clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+        return 1;
+    cpu = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    e = cpu > origin ? (cpu - origin) / period : 0;
+    k = atomic_load_explicit(&t->expiries, memory_order_relaxed);
+    return e > k ? e - k : 0;
 }
 
 /* handler.c */

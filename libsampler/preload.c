@@ -172,11 +172,16 @@ static void fork_child(void)
     recs_g.status_fd = -1;
     recs__untracked_reset();
     recs__stacks_abandon();
+    /* The parent's perf events are its threads': only their fds came
+     * along. */
+    recs__perf_forget_all();
     if (self) {
         memset(&self->lost, 0, sizeof self->lost);
         self->q.count = 0;
         atomic_store(&self->q.lock, RECS_UNLOCKED);
         self->has_timer = self->in_session = self->start_pending = false;
+        self->perf_fd = -1;
+        atomic_store(&self->perf_sig_fd, -1);
         self->armed = self->stopped = false;   /* no timer survives fork */
         atomic_store(&self->expiries, 0);
         self->tid = recs__gettid();

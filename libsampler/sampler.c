@@ -82,6 +82,8 @@ static int config_from_options(recs_config *cfg, const recs_options *o)
         cfg->flush_ns = 10000000ull;
     cfg->signo = o->signo ? o->signo : SIGPROF;
     cfg->queue_capacity = o->queue_capacity;
+    if (recs__engine_parse(o->engine, &cfg->engine) < 0)
+        return REC_EINVAL;
     cfg->append = o->append;
     cfg->overwrite = o->overwrite;
     cfg->output = strdup(o->output);
@@ -132,6 +134,12 @@ int recs__config_from_env(recs_config *cfg, char *err, size_t errlen)
         if (recs_parse_uint(v, 1, 100000, &n) < 0)
             BAD("REC_QUEUE_CAPACITY");
         o.queue_capacity = (unsigned)n;
+    }
+    if ((v = getenv("REC_ENGINE")) && *v) {
+        int e;
+        if (recs__engine_parse(v, &e) < 0)
+            BAD("REC_ENGINE");
+        o.engine = v;
     }
     if ((v = getenv("REC_APPEND")) && *v) {
         if (recs_parse_bool(v, &b) < 0)
@@ -201,20 +209,17 @@ static void reevaluate(void)
 /* The sampler thread                                                  */
 /* ------------------------------------------------------------------ */
 
-/* Our handler was replaced: stop every timer before one of its signals
+/* Our handler was replaced: stop every source before one of its signals
  * reaches whatever is installed now. The armings stay open, so the CPU
  * time that follows is counted lost (undelivered) when they end; threads
  * that start later get no timer (timer-failed). */
 static void stop_timers_hijacked(void)
 {
-    struct itimerspec zero;
-
-    memset(&zero, 0, sizeof zero);
     pthread_mutex_lock(&recs_g.reg_lock);
     recs_g.hijacked = true;
     for (recs_thread *t = recs_g.threads; t; t = t->next)
         if (t->in_session && t->has_timer)
-            timer_settime(t->timer, 0, &zero, NULL);
+            recs__engine_pause(t);
     pthread_mutex_unlock(&recs_g.reg_lock);
 }
 
@@ -342,6 +347,15 @@ int recs__start_config(const recs_config *cfg)
     copy.output = copy.throttle_text = NULL;
     recs_g.ncpus = online_cpus();
     recs_g.period_ns = recs_throttle_period(&recs_g.cfg.throttle, recs_g.ncpus);
+    rc = recs__engine_resolve(recs_g.cfg.engine, recs_g.period_ns,
+                              recs_g.engine_note, sizeof recs_g.engine_note);
+    if (rc < 0) {
+        recs__warn("the perf engine is not available to this process (%s); "
+                   "not recording (rec-start --engine auto or timer)",
+                   recs_g.engine_note);
+        goto out_drain;
+    }
+    recs_g.engine = rc;
     recs_g.capacity = recs__queue_capacity(recs_g.period_ns, recs_g.cfg.depth);
     memset(&recs_g.stats, 0, sizeof recs_g.stats);
     recs_g.stats.period_ns = recs_g.period_ns;

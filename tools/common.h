@@ -194,4 +194,10 @@ void cli_ptrmap_free(cli_ptrmap *m);
 bool cli_chunk_changed(const rec_reader *r, uint64_t *last,
                        rec_chunk_info *info);
 
+/* The text of an event's String field (inline or a String-pool entry)
+ * named field, copied NUL-terminated into buf (truncated); false if the
+ * field is absent, null or not a string. */
+bool cli_event_string(const rec_event *ev, const char *field, char *buf,
+                      size_t size);
+
 #endif

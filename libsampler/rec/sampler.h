@@ -37,6 +37,8 @@ typedef struct recs_options {
     unsigned queue_capacity;     /* requests per thread (0: sized from the period) */
     bool append;                 /* append a recording to an existing file */
     bool overwrite;              /* replace an existing file (else REC_EEXIST) */
+    const char *engine;          /* "auto" (NULL), "perf", "timer": see
+                                    libsampler(3) */
 } recs_options;
 
 /* Defaults as documented above. */
