@@ -117,7 +117,7 @@ static void collect(recs_thread *t, bool dead, bool final)
         it->start_ns = t->start_ns;
         it->start_cpu = t->start_cpu;
         it->parent_ref = parent_ref(t->parent_tid);
-        it->engine = t->has_timer ? t->engine : 0;
+        it->engine = t->timer_failed ? 0 : t->engine;
         t->start_pending = false;
     }
     if (dead || final) {

@@ -473,6 +473,11 @@ int main(int argc, char **argv)
                 prog, lib);
         return 1;
     }
+    if (o.engine && !strcmp(o.engine, "perf") &&
+        start_check_perf(msg, sizeof msg) < 0) {
+        fprintf(stderr, "%s: %s\n", prog, msg);
+        return 1;
+    }
     if ((rc = start_find_program(argv[optind], &path, msg, sizeof msg)) < 0 ||
         (rc = start_check_program(path, msg, sizeof msg)) < 0) {
         fprintf(stderr, "%s: %s\n", prog, msg);
