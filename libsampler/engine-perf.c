@@ -40,6 +40,14 @@ static bool user_only;
 
 #define BITS (8 * sizeof(unsigned long))
 
+/* close() is a cancellation point: a thread cancelled before its start
+ * routine runs would unwind out of registration holding reg_lock. The
+ * system call is not. */
+static void close_fd(int fd)
+{
+    syscall(SYS_close, fd);
+}
+
 bool recs__owned_fd(int fd)
 {
     return recs__owned_fd_inline(fd);
@@ -97,7 +105,7 @@ static int move_high(int fd)
     nfd = fcntl(fd, F_DUPFD_CLOEXEC, lo);
     if (nfd < 0)
         return fd;
-    close(fd);
+    close_fd(fd);
     return nfd;
 }
 
@@ -121,7 +129,7 @@ int recs__perf_create(recs_thread *t, uint64_t period_ns)
     /* Before O_ASYNC: the signal carries the fd number it was set on. */
     fd = move_high(fd);
     if (fd >= RECS_OWNED_FD_MAX) {
-        close(fd);
+        close_fd(fd);
         errno = EMFILE;
         return REC_EIO;
     }
@@ -130,7 +138,7 @@ int recs__perf_create(recs_thread *t, uint64_t period_ns)
         fcntl(fd, F_SETFL, O_ASYNC | O_NONBLOCK) != 0 ||
         ioctl(fd, PERF_EVENT_IOC_ID, &id) != 0) {
         err = errno;
-        close(fd);
+        close_fd(fd);
         errno = err;
         return REC_EIO;
     }
@@ -174,7 +182,7 @@ void recs__perf_close(recs_thread *t)
     if (t->perf_fd < 0)
         return;
     if (still_ours(t))
-        close(t->perf_fd);
+        close_fd(t->perf_fd);
     disown(t->perf_fd);
     t->perf_fd = -1;
 }
@@ -185,7 +193,7 @@ void recs__perf_forget_all(void)
         unsigned long m = atomic_exchange(&recs__owned_fds[w], 0);
         for (unsigned b = 0; m; b++, m >>= 1)
             if (m & 1)
-                close((int)(w * BITS + b));
+                close_fd((int)(w * BITS + b));
     }
 }
 
@@ -231,8 +239,24 @@ static void denial_cause(char *buf, size_t len)
         snprintf(buf, len, "; perf_event_paranoid=%d", paranoid);
 }
 
+static int resolve(int requested, uint64_t period_ns, char *note,
+                   size_t notelen);
+
 int recs__engine_resolve(int requested, uint64_t period_ns, char *note,
                          size_t notelen)
+{
+    int cs, fd;
+
+
+    /* fopen/fgets are cancellation points; ctl_lock is held. */
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cs);
+    fd = resolve(requested, period_ns, note, notelen);
+    pthread_setcancelstate(cs, NULL);
+    return fd;
+}
+
+static int resolve(int requested, uint64_t period_ns, char *note,
+                   size_t notelen)
 {
     char cause[128];
     int fd, e;
@@ -255,7 +279,7 @@ int recs__engine_resolve(int requested, uint64_t period_ns, char *note,
         }
     }
     if (fd >= 0) {
-        close(fd);
+        close_fd(fd);
         return RECS_ENGINE_PERF;
     }
     e = errno;
