@@ -32,6 +32,8 @@
 
 _Atomic unsigned long recs__owned_fds[RECS_OWNED_FD_MAX /
                                       (8 * sizeof(unsigned long))];
+_Atomic unsigned long recs__perf_fds_seen[RECS_OWNED_FD_MAX /
+                                          (8 * sizeof(unsigned long))];
 
 /* The session's events count user time only (perf_event_paranoid 2 for
  * an unprivileged user: kernel-mode overflows are then not signalled and
@@ -50,12 +52,14 @@ static void close_fd(int fd)
 
 bool recs__owned_fd(int fd)
 {
-    return recs__owned_fd_inline(fd);
+    return recs__fd_in(recs__owned_fds, fd);
 }
 
 static void own(int fd)
 {
     atomic_fetch_or(&recs__owned_fds[(unsigned)fd / BITS],
+                    1ul << ((unsigned)fd % BITS));
+    atomic_fetch_or(&recs__perf_fds_seen[(unsigned)fd / BITS],
                     1ul << ((unsigned)fd % BITS));
 }
 

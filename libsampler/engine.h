@@ -88,14 +88,19 @@ extern _Atomic unsigned long recs__owned_fds[RECS_OWNED_FD_MAX /
                                               (8 * sizeof(unsigned long))];
 bool recs__owned_fd(int fd);
 
+/* Every fd number a perf event of ours ever had (never cleared): a
+ * signal of an event already closed, still pending, is still ours. */
+extern _Atomic unsigned long recs__perf_fds_seen[RECS_OWNED_FD_MAX /
+                                                 (8 * sizeof(unsigned long))];
+
 /* Signal-safe. Inline: the handler must not call through the PLT. */
-static inline bool recs__owned_fd_inline(int fd)
+static inline bool recs__fd_in(_Atomic unsigned long *map, int fd)
 {
     const unsigned bits = 8 * sizeof(unsigned long);
 
     if (fd < 0 || fd >= RECS_OWNED_FD_MAX)
         return false;
-    return (atomic_load_explicit(&recs__owned_fds[(unsigned)fd / bits],
+    return (atomic_load_explicit(&map[(unsigned)fd / bits],
                                  memory_order_relaxed) >>
             ((unsigned)fd % bits)) & 1;
 }

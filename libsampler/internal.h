@@ -209,7 +209,7 @@ static inline bool recs__signal_ours(const siginfo_t *si)
     t = recs_self;
     return (t && si->si_fd == atomic_load_explicit(&t->perf_sig_fd,
                                                    memory_order_relaxed)) ||
-           recs__owned_fd_inline(si->si_fd);
+           recs__fd_in(recs__perf_fds_seen, si->si_fd);
 }
 
 /* Signal-safe. The periods one of our signals stands for, to add to K:

@@ -162,8 +162,11 @@ check "-o writes to a file" sh -c "'$REC_DUMP' --ndjson -o '$TMP/o.ndjson' basic
 if [ -x "$MKGOLDEN" ]; then
     "$MKGOLDEN" basic "$TMP/fresh.rec" >/dev/null 2>&1
     ok $? "mkgolden writes a recording"
-    "$REC_DUMP" --ndjson "$TMP/fresh.rec" | notime >"$TMP/out"
-    notime basic.ndjson >"$TMP/want"
+    # Fields appended to the schema since basic.rec was written are null
+    # in the fresh recording and absent from the committed one: nulls out.
+    nonull='del(.startTime) | del(.[] | select(. == null))'
+    "$REC_DUMP" --ndjson "$TMP/fresh.rec" | jq -c "$nonull" >"$TMP/out"
+    jq -c "$nonull" basic.ndjson >"$TMP/want"
     same "fresh recording dumps like the golden one (times aside)" "$TMP/want" "$TMP/out"
 fi
 done_testing

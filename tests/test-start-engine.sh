@@ -43,6 +43,8 @@ if [ $perf_ok = 1 ]; then
     ok $? "--engine perf: closing line names the engine"
     [ "$(settings p.rec engine)" = '"perf-task-clock"' ]
     ok $? "--engine perf: RecordingSettings engine perf-task-clock"
+    "$REC_SUMMARY" p.rec | grep -qx ' Engine: perf-task-clock'
+    ok $? "--engine perf: rec-summary shows the engine"
     "$REC_DUMP" --ndjson p.rec 2>/dev/null | grep '"ThreadStart"' | grep -vq '"engine":"perf-task-clock"'
     ok $((! $?)) "--engine perf: every ThreadStart says perf-task-clock"
     "$REC_START" -o a.rec -t 1ms -- "$BUDGET" -s $SCALE >out 2>err
@@ -50,13 +52,13 @@ if [ $perf_ok = 1 ]; then
     [ $st = 0 ] && [ "$(settings a.rec engine)" = '"perf-task-clock"' ]
     ok $? "default (auto): perf where allowed"
 else
-    for i in 1 2 3 4 5; do skip "perf_event_open not allowed"; done
+    for i in 1 2 3 4 5 6; do skip "perf_event_open not allowed"; done
 fi
 
 # 3: denied by seccomp (EACCES).
 "$NOPERF" true 2>err
 if [ $? = 77 ]; then
-    for i in 1 2 3 4 5 6; do skip "no seccomp: $(cat err)"; done
+    for i in 1 2 3 4 5 6 7; do skip "no seccomp: $(cat err)"; done
 else
     "$NOPERF" "$REC_START" -o d.rec --engine perf -- "$BUDGET" -s $SCALE >out 2>err
     st=$?
@@ -74,6 +76,8 @@ else
     [ $? = 0 ] || diag_file err
     settings f.rec engineNote | grep -q '^"perf_event denied: EACCES, Permission denied; seccomp filter active'
     ok $? "auto, denied: RecordingSettings engineNote says why"
+    "$REC_SUMMARY" f.rec | grep -q '^ Engine: cpu-timer (perf_event denied: EACCES'
+    ok $? "auto, denied: rec-summary shows the engine and why"
 
 fi
 "$REC_START" --engine fast -- true >out 2>err
