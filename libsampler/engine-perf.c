@@ -150,14 +150,16 @@ int recs__perf_create(recs_thread *t, uint64_t period_ns)
     t->perf_fd = t->perf_sig_fd = fd;
     t->perf_id = id;
     t->perf_period = period_ns;
+    t->perf_armed = false;
     t->engine = RECS_ENGINE_PERF;
     t->has_timer = true;
     return 0;
 }
 
-/* Enable, with a new period if it changed (the next overflow is then a
- * whole period away: what was run of the old one is carried by the
- * arming's origin, see thread.c). */
+/* The first call arms the event for one overflow (the handler re-arms
+ * it, see recs__signal_rearm); later ones change its period (the next
+ * overflow is then a whole period away: what was run of the old one is
+ * carried by the arming's origin, see thread.c). */
 int recs__perf_set_period(recs_thread *t, uint64_t period_ns)
 {
     if (!still_ours(t))
@@ -168,7 +170,10 @@ int recs__perf_set_period(recs_thread *t, uint64_t period_ns)
             return REC_EIO;
         t->perf_period = period_ns;
     }
-    return ioctl(t->perf_fd, PERF_EVENT_IOC_ENABLE, 0) == 0 ? 0 : REC_EIO;
+    if (t->perf_armed)
+        return 0;
+    t->perf_armed = true;
+    return ioctl(t->perf_fd, PERF_EVENT_IOC_REFRESH, 1) == 0 ? 0 : REC_EIO;
 }
 
 int recs__perf_pause(recs_thread *t)

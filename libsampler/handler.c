@@ -262,6 +262,7 @@ static void on_signal(int sig, siginfo_t *si, void *ucv)
     }
     if (!atomic_load(&recs_g.running))
         goto out;   /* not in K either: the stop counts it undelivered */
+    recs__signal_rearm(t, si);
     if (!(n = recs__signal_periods(t, si)))
         goto out;   /* its periods are in an earlier sample */
     period = atomic_load_explicit(&t->period_ns, memory_order_relaxed) * n;

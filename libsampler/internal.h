@@ -12,12 +12,14 @@
 #ifndef RECS_INTERNAL_H
 #define RECS_INTERNAL_H
 
+#include <linux/perf_event.h>
 #include <pthread.h>
 #include <semaphore.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/ioctl.h>
 #include <sys/types.h>
 #include <time.h>
 
@@ -86,6 +88,7 @@ typedef struct recs_thread {
     bool fell_back;                /* perf failed: a timer instead */
     int perf_fd;                   /* the event, -1 if none */
     uint64_t perf_id, perf_period;
+    bool perf_armed;               /* refreshed once: the handler goes on */
     bool has_timer, timer_failed;  /* has a source (timer or event) */
     bool in_session;               /* ThreadStart due or written this session */
     bool start_pending;            /* ThreadStart not written yet */
@@ -232,6 +235,17 @@ static inline uint64_t recs__signal_periods(recs_thread *t,
     e = cpu > origin ? (cpu - origin) / period : 0;
     k = atomic_load_explicit(&t->expiries, memory_order_relaxed);
     return e > k ? e - k : 0;
+}
+
+/* Signal-safe. A perf event is armed for one overflow at a time
+ * (PERF_EVENT_IOC_REFRESH 1): a thread that keeps the signal blocked has
+ * at most one pending (a real-time signal would otherwise queue one per
+ * period). Its signal, once taken, re-arms it. */
+static inline void recs__signal_rearm(recs_thread *t, const siginfo_t *si)
+{
+    if (si->si_code != SI_TIMER && t && t->perf_fd >= 0 &&
+        si->si_fd == t->perf_fd && atomic_load(&recs_g.running))
+        ioctl(t->perf_fd, PERF_EVENT_IOC_REFRESH, 1);
 }
 
 /* handler.c */

@@ -67,6 +67,7 @@ static bool swallow(const siginfo_t *si)
     t = recs_self;
     if (t && atomic_load(&recs_g.running)) {
         uint64_t n = recs__signal_periods(t, si);
+        recs__signal_rearm(t, si);
         uint64_t period = atomic_load_explicit(&t->period_ns,
                                                memory_order_relaxed);
         atomic_fetch_add_explicit(&t->expiries, n, memory_order_relaxed);
