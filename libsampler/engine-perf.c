@@ -14,9 +14,8 @@
  * emulations, and checked by event id before we close one (a program that
  * closed every fd may have reused the number).
  */
-#ifdef HAVE_CONFIG_H
-#include "config.h"
-#endif
+#include <config.h>
+
 #include "internal.h"
 
 #include <errno.h>
@@ -113,7 +112,7 @@ static int move_high(int fd)
     return nfd;
 }
 
-static bool still_ours(const recs_thread *t)
+static bool still_ours(const recs__thread *t)
 {
     uint64_t id = 0;
 
@@ -121,7 +120,7 @@ static bool still_ours(const recs_thread *t)
            ioctl(t->perf_fd, PERF_EVENT_IOC_ID, &id) == 0 && id == t->perf_id;
 }
 
-int recs__perf_create(recs_thread *t, uint64_t period_ns)
+int recs__perf_create(recs__thread *t, uint64_t period_ns)
 {
     struct f_owner_ex owner = { F_OWNER_TID, t->tid };
     uint64_t id = 0;
@@ -138,7 +137,7 @@ int recs__perf_create(recs_thread *t, uint64_t period_ns)
         return REC_EIO;
     }
     if (fcntl(fd, F_SETOWN_EX, &owner) != 0 ||
-        fcntl(fd, F_SETSIG, recs_g.signo) != 0 ||
+        fcntl(fd, F_SETSIG, recs__g.signo) != 0 ||
         fcntl(fd, F_SETFL, O_ASYNC | O_NONBLOCK) != 0 ||
         ioctl(fd, PERF_EVENT_IOC_ID, &id) != 0) {
         err = errno;
@@ -160,7 +159,7 @@ int recs__perf_create(recs_thread *t, uint64_t period_ns)
  * it, see recs__signal_rearm); later ones change its period (the next
  * overflow is then a whole period away: what was run of the old one is
  * carried by the arming's origin, see thread.c). */
-int recs__perf_set_period(recs_thread *t, uint64_t period_ns)
+int recs__perf_set_period(recs__thread *t, uint64_t period_ns)
 {
     if (!still_ours(t))
         return REC_EIO;
@@ -176,7 +175,7 @@ int recs__perf_set_period(recs_thread *t, uint64_t period_ns)
     return ioctl(t->perf_fd, PERF_EVENT_IOC_REFRESH, 1) == 0 ? 0 : REC_EIO;
 }
 
-int recs__perf_pause(recs_thread *t)
+int recs__perf_pause(recs__thread *t)
 {
     if (!still_ours(t))
         return REC_EIO;
@@ -186,7 +185,7 @@ int recs__perf_pause(recs_thread *t)
 /* A program that closed every fd took the event with it (no more signals:
  * its CPU time is counted undelivered); the number may now be one of its
  * own files, which stays open. */
-void recs__perf_close(recs_thread *t)
+void recs__perf_close(recs__thread *t)
 {
     if (t->perf_fd < 0)
         return;

@@ -4,20 +4,19 @@
  * (SIGEV_THREAD_ID) with our cookie in si_value. Also the fallback of a
  * thread whose perf event cannot be created. reg_lock held throughout.
  */
-#ifdef HAVE_CONFIG_H
-#include "config.h"
-#endif
+#include <config.h>
+
 #include "internal.h"
 
 #include <string.h>
 
-int recs__timer_create(recs_thread *t)
+int recs__timer_create(recs__thread *t)
 {
     struct sigevent sev;
 
     memset(&sev, 0, sizeof sev);
     sev.sigev_notify = SIGEV_THREAD_ID;
-    sev.sigev_signo = recs_g.signo;
+    sev.sigev_signo = recs__g.signo;
     sev._sigev_un._tid = t->tid;
     sev.sigev_value.sival_ptr = &recs__timer_cookie;
     if (timer_create(t->cpuclock, &sev, &t->timer) != 0)
@@ -28,7 +27,7 @@ int recs__timer_create(recs_thread *t)
 }
 
 /* Arm t's timer: every period_ns, the first expiry after first_ns. */
-int recs__timer_settime(recs_thread *t, uint64_t period_ns, uint64_t first_ns)
+int recs__timer_settime(recs__thread *t, uint64_t period_ns, uint64_t first_ns)
 {
     struct itimerspec its;
 
@@ -39,7 +38,7 @@ int recs__timer_settime(recs_thread *t, uint64_t period_ns, uint64_t first_ns)
     return timer_settime(t->timer, 0, &its, NULL) == 0 ? 0 : REC_EIO;
 }
 
-void recs__timer_delete(recs_thread *t)
+void recs__timer_delete(recs__thread *t)
 {
     timer_delete(t->timer);
 }

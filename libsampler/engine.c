@@ -3,9 +3,8 @@
  * engine.h), and the fallback of a thread whose perf event cannot be
  * created to a timer of its own.
  */
-#ifdef HAVE_CONFIG_H
-#include "config.h"
-#endif
+#include <config.h>
+
 #include "internal.h"
 
 #include <errno.h>
@@ -31,11 +30,11 @@ const char *recs__engine_name(int engine)
     return engine == RECS_ENGINE_PERF ? "perf-task-clock" : "cpu-timer";
 }
 
-int recs__engine_create(recs_thread *t, uint64_t period_ns, bool *fallback)
+int recs__engine_create(recs__thread *t, uint64_t period_ns, bool *fallback)
 {
     *fallback = false;
     t->perf_fd = -1;
-    if (recs_g.engine == RECS_ENGINE_PERF) {
+    if (recs__g.engine == RECS_ENGINE_PERF) {
         if (recs__perf_create(t, period_ns) == 0)
             return 0;
         int err = errno;
@@ -48,21 +47,21 @@ int recs__engine_create(recs_thread *t, uint64_t period_ns, bool *fallback)
     return recs__timer_create(t);
 }
 
-int recs__engine_settime(recs_thread *t, uint64_t period_ns, uint64_t first_ns)
+int recs__engine_settime(recs__thread *t, uint64_t period_ns, uint64_t first_ns)
 {
     if (t->engine == RECS_ENGINE_PERF)
         return recs__perf_set_period(t, period_ns);
     return recs__timer_settime(t, period_ns, first_ns);
 }
 
-int recs__engine_pause(recs_thread *t)
+int recs__engine_pause(recs__thread *t)
 {
     if (t->engine == RECS_ENGINE_PERF)
         return recs__perf_pause(t);
     return recs__timer_settime(t, 0, 0);
 }
 
-void recs__engine_destroy(recs_thread *t)
+void recs__engine_destroy(recs__thread *t)
 {
     if (t->engine == RECS_ENGINE_PERF)
         recs__perf_close(t);

@@ -34,13 +34,13 @@
 #include <stdint.h>
 #include <time.h>
 
-enum recs_engine {
+enum recs__engine {
     RECS_ENGINE_AUTO = 0,        /* configuration only */
     RECS_ENGINE_TIMER,
     RECS_ENGINE_PERF,
 };
 
-struct recs_thread;
+struct recs__thread;
 
 /* Parse "auto", "perf", "timer"; 0 or REC_EINVAL (-3). */
 int recs__engine_parse(const char *s, int *engine);
@@ -59,24 +59,24 @@ int recs__engine_resolve(int requested, uint64_t period_ns, char *note,
  * negative error with errno set. settime: first period after first_ns,
  * then every period_ns (perf: first_ns is ignored, a period from now).
  * pause: no more signals, the source kept. destroy: gone. */
-int  recs__engine_create(struct recs_thread *t, uint64_t period_ns,
+int  recs__engine_create(struct recs__thread *t, uint64_t period_ns,
                          bool *fallback);
-int  recs__engine_settime(struct recs_thread *t, uint64_t period_ns,
+int  recs__engine_settime(struct recs__thread *t, uint64_t period_ns,
                           uint64_t first_ns);
-int  recs__engine_pause(struct recs_thread *t);
-void recs__engine_destroy(struct recs_thread *t);
+int  recs__engine_pause(struct recs__thread *t);
+void recs__engine_destroy(struct recs__thread *t);
 
 /* engine-timer.c: the timer itself (also the perf fallback). */
-int  recs__timer_create(struct recs_thread *t);
-int  recs__timer_settime(struct recs_thread *t, uint64_t period_ns,
+int  recs__timer_create(struct recs__thread *t);
+int  recs__timer_settime(struct recs__thread *t, uint64_t period_ns,
                          uint64_t first_ns);
-void recs__timer_delete(struct recs_thread *t);
+void recs__timer_delete(struct recs__thread *t);
 
 /* engine-perf.c */
-int  recs__perf_create(struct recs_thread *t, uint64_t period_ns);
-int  recs__perf_set_period(struct recs_thread *t, uint64_t period_ns);
-int  recs__perf_pause(struct recs_thread *t);
-void recs__perf_close(struct recs_thread *t);
+int  recs__perf_create(struct recs__thread *t, uint64_t period_ns);
+int  recs__perf_set_period(struct recs__thread *t, uint64_t period_ns);
+int  recs__perf_pause(struct recs__thread *t);
+void recs__perf_close(struct recs__thread *t);
 /* Fork child: the parent's events are not ours; their fds are closed. */
 void recs__perf_forget_all(void);
 

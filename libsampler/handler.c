@@ -19,9 +19,7 @@
  * action, so the exit status is unchanged. A program that installs its own
  * handler for them later simply replaces ours.
  */
-#ifdef HAVE_CONFIG_H
-#include "config.h"
-#endif
+#include <config.h>
 #include "internal.h"
 #include "fpwalk.h"
 
@@ -197,7 +195,7 @@ static void forward(int sig, siginfo_t *si, void *ucv)
 }
 
 /* Signal-safe. */
-RECS_NO_SANITIZE static void fill_request(recs_thread *t, recs_request *r, const siginfo_t *si,
+RECS_NO_SANITIZE static void fill_request(recs__thread *t, recs__request *r, const siginfo_t *si,
                          const ucontext_t *uc, uint64_t period)
 {
     struct timespec ts;
@@ -226,16 +224,16 @@ RECS_NO_SANITIZE static void fill_request(recs_thread *t, recs_request *r, const
     (void)si;
     /* On another stack (sigaltstack, a coroutine's own stack) the bounds
      * recorded at registration do not apply: no walk. */
-    if (r->pc == 0 || !recs_in_stack(r->sp, 8, lo, hi)) {
+    if (r->pc == 0 || !recs__in_stack(r->sp, 8, lo, hi)) {
         r->flags |= RECS_REQ_FAILED;
         return;
     }
     uint64_t avail = (hi - r->sp) / 8;
     unsigned nw = avail < RECS_WINDOW_WORDS ? (unsigned)avail : RECS_WINDOW_WORDS;
-    recs_copy_stack(r->window, r->sp, nw);
+    recs__copy_stack(r->window, r->sp, nw);
     r->nwindow = (uint16_t)nw;
     /* Frames lie above sp: a tighter lower bound than the stack's. */
-    r->nframes = (uint16_t)recs_fp_walk(r->fp, r->sp, hi, r->frames,
+    r->nframes = (uint16_t)recs__fp_walk(r->fp, r->sp, hi, r->frames,
                                         t->q.depth, &truncated);
     if (truncated)
         r->flags |= RECS_REQ_TRUNCATED;
@@ -245,22 +243,22 @@ RECS_NO_SANITIZE static void fill_request(recs_thread *t, recs_request *r, const
 static void on_signal(int sig, siginfo_t *si, void *ucv)
 {
     int saved_errno = errno;
-    recs_thread *t;
+    recs__thread *t;
     uint64_t period, n;
-    recs_request *r;
+    recs__request *r;
 
     if (!recs__signal_ours(si)) {
         forward(sig, si, ucv);
         errno = saved_errno;
         return;
     }
-    atomic_fetch_add(&recs_g.inflight, 1);
-    t = recs_self;
+    atomic_fetch_add(&recs__g.inflight, 1);
+    t = recs__self;
     if (!t) {
-        atomic_fetch_add_explicit(&recs_g.lost_nostate, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&recs__g.lost_nostate, 1, memory_order_relaxed);
         goto out;
     }
-    if (!atomic_load(&recs_g.running))
+    if (!atomic_load(&recs__g.running))
         goto out;   /* not in K either: the stop counts it undelivered */
     recs__signal_rearm(t, si);
     if (!(n = recs__signal_periods(t, si)))
@@ -273,27 +271,27 @@ static void on_signal(int sig, siginfo_t *si, void *ucv)
         recs__thread_add_lost(t, RECS_LOST_UNSAFE, 1, period);
         goto out;
     }
-    if (!recs_queue_try_enqueue_lock(&t->q)) {
+    if (!recs__queue_try_enqueue_lock(&t->q)) {
         recs__thread_add_lost(t, RECS_LOST_BUSY, 1, period);
         goto out;
     }
-    r = recs_queue_reserve(&t->q);
+    r = recs__queue_reserve(&t->q);
     if (!r) {
-        recs_queue_unlock(&t->q);
+        recs__queue_unlock(&t->q);
         recs__thread_add_lost(t, RECS_LOST_FULL, 1, period);
         goto out;
     }
     fill_request(t, r, si, (const ucontext_t *)ucv, period);
-    recs_queue_commit(&t->q);
+    recs__queue_commit(&t->q);
     /* Half full: wake the sampler thread before its timeout (sem_post is
      * async-signal-safe; a futex wake only when it sleeps). Queues are
      * small at large depths (7 slots at 1024 frames). A one-slot queue
      * (REC_QUEUE_CAPACITY=1, tests) is left to the timeout. */
     if (t->q.capacity >= 2 && t->q.count == t->q.capacity / 2)
-        sem_post(&recs_g.wake);
-    recs_queue_unlock(&t->q);
+        sem_post(&recs__g.wake);
+    recs__queue_unlock(&t->q);
 out:
-    atomic_fetch_sub(&recs_g.inflight, 1);
+    atomic_fetch_sub(&recs__g.inflight, 1);
     errno = saved_errno;
 }
 
@@ -301,9 +299,9 @@ int recs__install_handler(int signo)
 {
     struct sigaction sa, old;
 
-    if (recs_g.signo == signo)
+    if (recs__g.signo == signo)
         return 0;
-    if (recs_g.signo != 0)
+    if (recs__g.signo != 0)
         return REC_EINVAL;   /* one signal per process lifetime */
     memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = on_signal;
@@ -315,7 +313,7 @@ int recs__install_handler(int signo)
     if (real_sigaction(signo, &sa, &old) != 0)
         return REC_EIO;
     prog_store(&old, NULL, NULL);
-    recs_g.signo = signo;
+    recs__g.signo = signo;
     if (is_handler(&old) && !atomic_exchange(&prog_warned, 1))
         recs__warn("the program has its own handler for signal %d (%s); rec "
                    "keeps sampling on it and passes the program only the "
@@ -336,10 +334,10 @@ static void on_fatal(int sig)
 {
     int saved_errno = errno;
 
-    if (atomic_load(&recs_g.running) && recs_g.sampler_started &&
-        recs_g.pid == getpid() && !atomic_exchange(&recs__fatal_sig, sig)) {
+    if (atomic_load(&recs__g.running) && recs__g.sampler_started &&
+        recs__g.pid == getpid() && !atomic_exchange(&recs__fatal_sig, sig)) {
         struct timespec until;
-        sem_post(&recs_g.wake);
+        sem_post(&recs__g.wake);
         clock_gettime(CLOCK_REALTIME, &until);
         until.tv_sec += 2;
         while (sem_timedwait(&recs__fatal_done, &until) != 0 && errno == EINTR)
@@ -377,7 +375,7 @@ int sigaction(int sig, const struct sigaction *act, struct sigaction *oldact)
 {
     int fi;
 
-    if (sig > 0 && sig == recs_g.signo) {
+    if (sig > 0 && sig == recs__g.signo) {
         prog_store(act, oldact, NULL);
         if (act) {
             if (is_handler(act) && !atomic_exchange(&prog_warned, 1))
@@ -533,13 +531,13 @@ bool recs__handler_replaced(void)
 {
     struct sigaction cur;
 
-    if (recs_g.signo <= 0 || real_sigaction(recs_g.signo, NULL, &cur) != 0)
+    if (recs__g.signo <= 0 || real_sigaction(recs__g.signo, NULL, &cur) != 0)
         return false;
     if ((cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == on_signal)
         return false;
     if (!atomic_exchange(&hijack_warned, 1))
         recs__warn("rec's handler for signal %d (%s) was replaced behind "
                    "its back; sampling stops, the rest of the CPU time is "
-                   "reported lost", recs_g.signo, strsignal(recs_g.signo));
+                   "reported lost", recs__g.signo, strsignal(recs__g.signo));
     return true;
 }

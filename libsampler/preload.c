@@ -17,9 +17,7 @@
  *     parent's memory until they exec: the exec wrappers see getpid() differ
  *     from the recording's pid and leave everything alone.
  */
-#ifdef HAVE_CONFIG_H
-#include "config.h"
-#endif
+#include <config.h>
 #include "internal.h"
 
 #include <alloca.h>
@@ -69,12 +67,12 @@ struct tramp {
 static void *trampoline(void *p)
 {
     struct tramp tp = *(struct tramp *)p;
-    recs_thread *t;
+    recs__thread *t;
 
     free(p);
     /* Before the start routine: the thread's first CPU cycles count. Exit
      * (return, pthread_exit, cancellation) is caught by a key destructor. */
-    if (recs_g.registry && (t = recs__thread_new(tp.parent)))
+    if (recs__g.registry && (t = recs__thread_new(tp.parent)))
         recs__thread_register(t);
     return tp.fn(tp.arg);
 }
@@ -85,7 +83,7 @@ int pthread_create(pthread_t *th, const pthread_attr_t *attr,
     struct tramp *tp;
     int rc;
 
-    if (!recs_g.registry || !(tp = malloc(sizeof *tp)))
+    if (!recs__g.registry || !(tp = malloc(sizeof *tp)))
         return recs__real_pthread_create(th, attr, fn, arg);
     tp->fn = fn;
     tp->arg = arg;
@@ -102,25 +100,25 @@ int pthread_create(pthread_t *th, const pthread_attr_t *attr,
 
 static void fork_prepare(void)
 {
-    recs_thread *self = recs_self;
+    recs__thread *self = recs__self;
 
     /* A clone() of a large process can take longer than the period: a
      * signal that interrupted it would restart it forever. */
     recs__block_signal(&fork_mask);
     fork_was_safe = self ? atomic_exchange(&self->safe, 0) : 0;
     /* No lock may be held by a thread that does not exist in the child. */
-    pthread_mutex_lock(&recs_g.ctl_lock);
-    pthread_mutex_lock(&recs_g.drain_lock);
-    pthread_mutex_lock(&recs_g.reg_lock);
+    pthread_mutex_lock(&recs__g.ctl_lock);
+    pthread_mutex_lock(&recs__g.drain_lock);
+    pthread_mutex_lock(&recs__g.reg_lock);
 }
 
 static void fork_parent(void)
 {
-    recs_thread *self = recs_self;
+    recs__thread *self = recs__self;
 
-    pthread_mutex_unlock(&recs_g.reg_lock);
-    pthread_mutex_unlock(&recs_g.drain_lock);
-    pthread_mutex_unlock(&recs_g.ctl_lock);
+    pthread_mutex_unlock(&recs__g.reg_lock);
+    pthread_mutex_unlock(&recs__g.drain_lock);
+    pthread_mutex_unlock(&recs__g.ctl_lock);
     if (self && fork_was_safe)
         atomic_store(&self->safe, 1);
     pthread_sigmask(SIG_SETMASK, &fork_mask, NULL);
@@ -147,29 +145,29 @@ static void become_root(const char *output, pid_t pid)
 
 static void fork_child(void)
 {
-    recs_thread *self = recs_self;
-    bool was_running = atomic_load(&recs_g.running);
-    recs_config cfg;
+    recs__thread *self = recs__self;
+    bool was_running = atomic_load(&recs__g.running);
+    recs__config cfg;
     char *out;
 
-    pthread_mutex_unlock(&recs_g.reg_lock);
-    pthread_mutex_unlock(&recs_g.drain_lock);
-    pthread_mutex_unlock(&recs_g.ctl_lock);
+    pthread_mutex_unlock(&recs__g.reg_lock);
+    pthread_mutex_unlock(&recs__g.drain_lock);
+    pthread_mutex_unlock(&recs__g.ctl_lock);
     /* The other threads do not exist here; their timers neither. Their
      * state is abandoned, not freed: another thread may have held the
      * allocator's lock at the fork (an ASan child deadlocked on it). */
-    recs_g.threads = recs_g.dead = NULL;
-    recs_g.ndead = 0;
-    atomic_store(&recs_g.running, 0);
-    atomic_store(&recs_g.inflight, 0);
+    recs__g.threads = recs__g.dead = NULL;
+    recs__g.ndead = 0;
+    atomic_store(&recs__g.running, 0);
+    atomic_store(&recs__g.inflight, 0);
     /* The parent's writer, stream and tables are the parent's: abandoned,
      * never flushed or closed from here. */
-    recs_g.w = NULL;
-    recs_g.st = NULL;
-    recs_g.sym = NULL;
-    recs_g.sampler_started = false;
-    recs_g.batch_size = 0;
-    recs_g.status_fd = -1;
+    recs__g.w = NULL;
+    recs__g.st = NULL;
+    recs__g.sym = NULL;
+    recs__g.sampler_started = false;
+    recs__g.batch_size = 0;
+    recs__g.status_fd = -1;
     recs__untracked_reset();
     recs__stacks_abandon();
     /* The parent's perf events are its threads': only their fds came
@@ -190,30 +188,30 @@ static void fork_child(void)
         if (pthread_getcpuclockid(self->self, &self->cpuclock) != 0)
             self->cpuclock = CLOCK_THREAD_CPUTIME_ID;
         self->prev = self->next = NULL;
-        recs_g.threads = self;
+        recs__g.threads = self;
     }
-    if (was_running && follow_children && recs_g.cfg.output &&
-        (out = child_output(recs_g.cfg.output, getpid()))) {
+    if (was_running && follow_children && recs__g.cfg.output &&
+        (out = child_output(recs__g.cfg.output, getpid()))) {
         become_root(out, getpid());
-        cfg = recs_g.cfg;
+        cfg = recs__g.cfg;
         cfg.output = out;
         cfg.append = false;
         cfg.overwrite = true;
-        recs_g.cfg.output = NULL;
-        recs_g.cfg.throttle_text = NULL;
+        recs__g.cfg.output = NULL;
+        recs__g.cfg.throttle_text = NULL;
         recs__start_config(&cfg);
         free(out);
         free(cfg.throttle_text);
     } else {
         /* Dormant: the handler stays (a pending signal must not kill), the
          * rest is given up. */
-        recs_g.registry = false;
-        recs_self = NULL;
-        recs_g.threads = NULL;       /* self abandoned, as above */
-        recs_g.pid = getpid();
+        recs__g.registry = false;
+        recs__self = NULL;
+        recs__g.threads = NULL;       /* self abandoned, as above */
+        recs__g.pid = getpid();
     }
-    if (recs_self && fork_was_safe)
-        atomic_store(&recs_self->safe, atomic_load(&recs_g.running));
+    if (recs__self && fork_was_safe)
+        atomic_store(&recs__self->safe, atomic_load(&recs__g.running));
     pthread_sigmask(SIG_SETMASK, &fork_mask, NULL);
 }
 
@@ -260,7 +258,7 @@ static void resolve_exec(void)
  * shares our memory but has its own pid). */
 static bool owner(void)
 {
-    return atomic_load(&recs_g.running) && recs_g.pid == getpid();
+    return atomic_load(&recs__g.running) && recs__g.pid == getpid();
 }
 
 /* envp with REC_APPEND=1, if it carries REC_OUTPUT; NULL if unchanged. */
@@ -298,20 +296,21 @@ static void before_exec(void)
     recs__stop(false, true);
     /* Before Linux 6.13 a deleted timer's signal still pending in this
      * thread (signal blocked) survives the exec, and the new image's
-     * handler would not know its cookie. Our sigtimedwait() takes ours;
-     * one of the program's own is put back as it was. */
-    if (recs_g.signo <= 0)
+     * handler would not know its cookie. Ours is dropped (the session is
+     * closed: its time is in the last accounting); one of the program's
+     * own is put back as it was. */
+    if (recs__g.signo <= 0)
         return;
     sigemptyset(&set);
-    sigaddset(&set, recs_g.signo);
-    rc = sigtimedwait(&set, &si, &zero);
-    if (rc == recs_g.signo)
+    sigaddset(&set, recs__g.signo);
+    rc = recs__real_sigtimedwait(&set, &si, &zero);
+    if (rc == recs__g.signo && !recs__signal_ours(&si))
         syscall(SYS_rt_tgsigqueueinfo, getpid(), recs__gettid(), rc, &si);
 }
 
 static void after_failed_exec(void)
 {
-    recs_config cfg = recs_g.cfg;
+    recs__config cfg = recs__g.cfg;
     int err = errno;
 
     if (cfg.output) {
@@ -461,21 +460,21 @@ int execle(const char *path, const char *arg, ...)
 /* ------------------------------------------------------------------ */
 
 __attribute__((constructor))
-static void recs_preload_init(void)
+static void recs__preload_init(void)
 {
     const char *out = getenv("REC_OUTPUT"), *root = getenv("REC_ROOT_PID");
     const char *v;
     char err[256];
-    recs_config cfg;
+    recs__config cfg;
     pid_t pid = getpid();
-    recs_thread *t;
+    recs__thread *t;
     bool follow = false;
     char *own = NULL;
 
     if (!out || !*out)
         return;               /* linked, not preloaded by rec-start */
     if ((v = getenv("REC_FOLLOW_CHILDREN")) && *v &&
-        recs_parse_bool(v, &follow) < 0) {
+        recs__parse_bool(v, &follow) < 0) {
         recs__warn("invalid REC_FOLLOW_CHILDREN=%s; not recording", v);
         return;
     }
@@ -498,11 +497,11 @@ static void recs_preload_init(void)
         struct stat st;
         /* Remembered by identity: a program that closes every fd may
          * reuse the number for a file of its own. */
-        if (recs_parse_uint(v, 0, 1 << 20, &fd) == 0 &&
+        if (recs__parse_uint(v, 0, 1 << 20, &fd) == 0 &&
             fstat((int)fd, &st) == 0) {
-            recs_g.status_fd = (int)fd;
-            recs_g.status_dev = st.st_dev;
-            recs_g.status_ino = st.st_ino;
+            recs__g.status_fd = (int)fd;
+            recs__g.status_dev = st.st_dev;
+            recs__g.status_ino = st.st_ino;
         }
         /* Each image of the root process (exec) writes its own line;
          * followed children do not report. */
@@ -513,7 +512,7 @@ static void recs_preload_init(void)
         return;
     }
     free(own);
-    recs_g.registry = true;
+    recs__g.registry = true;
     recs__thread_key_init();
     if ((t = recs__thread_new(0)))
         recs__thread_register(t);
@@ -525,7 +524,7 @@ static void recs_preload_init(void)
 }
 
 __attribute__((destructor))
-static void recs_preload_fini(void)
+static void recs__preload_fini(void)
 {
     recs__stop(false, true);
 }

@@ -10,7 +10,7 @@ BUDGET=$WORKLOADS/budget
 cd "$TMP" || exit 99
 # Short under the sanitizers (the library runs 2-5x slower there).
 SCALE=0.05
-[ -n "$(ldd "$top_builddir/libsampler/.libs/librecsampler.so" 2>/dev/null | grep libasan)" ] && SCALE=0.02
+[ -n "$(ldd "$top_builddir/libsampler/.libs/libsampler.so" 2>/dev/null | grep libasan)" ] && SCALE=0.02
 
 # settings FILE FIELD: the field of the file's RecordingSettings events.
 settings() { "$REC_DUMP" --ndjson "$1" 2>/dev/null | grep '"RecordingSettings"' | sed -n "s/.*\"$2\":\\(\"[^\"]*\"\\|null\\).*/\\1/p"; }
