@@ -125,7 +125,7 @@ int main(int argc, char **argv)
     sigaction(SIGPROF, &sa, NULL);
     setvbuf(stdout, NULL, _IOLBF, 0);
     for (int i = 0; i < NBUSY; i++)
-        w[i].budget_ns = (uint64_t)(w[i].budget_ns * scale);
+        w[i].budget_ns = (uint64_t)((double)w[i].budget_ns * scale);
     for (int i = 0; i <= NBUSY; i++)
         pthread_create(&w[i].th, NULL, run, &w[i]);
     for (int i = 0; i <= NBUSY; i++)

@@ -99,14 +99,62 @@ static void resolve_refs(titem *it)
     }
 }
 
+/* Threads that block the sampling signal for real (a raw rt_sigprocmask
+ * that sigmask.c could not see): found from /proc at most once a second
+ * and at the final drain, read outside reg_lock (a thread exiting
+ * meanwhile is simply not found). */
+static pid_t *btids;
+static size_t nbtids, cbtids;
+static uint64_t last_bscan_ns;
+
+static void scan_blocked(bool final)
+{
+    uint64_t now = recs__now_ns();
+    size_t n = 0, k = 0;
+    pid_t self = recs__gettid();
+
+    if (!final && now - last_bscan_ns < 1000000000ull)
+        return;
+    last_bscan_ns = now;
+    pthread_mutex_lock(&recs__g.reg_lock);
+    for (recs__thread *t = recs__g.threads; t; t = t->next)
+        n += t->in_session;
+    if (n > cbtids) {
+        pid_t *nb = realloc(btids, n * sizeof *nb);
+        if (nb) {
+            btids = nb;
+            cbtids = n;
+        }
+    }
+    /* Not the caller: it blocks signals around this very drain. */
+    for (recs__thread *t = recs__g.threads; t && k < cbtids; t = t->next)
+        if (t->in_session && t->tid != self)
+            btids[k++] = t->tid;
+    pthread_mutex_unlock(&recs__g.reg_lock);
+    nbtids = 0;
+    for (size_t i = 0; i < k; i++)
+        if (recs__tid_blocks_signal(btids[i]))
+            btids[nbtids++] = btids[i];
+}
+
+static bool tid_blocked(pid_t tid)
+{
+    for (size_t i = 0; i < nbtids; i++)
+        if (btids[i] == tid)
+            return true;
+    return false;
+}
+
 /* Take t's queue, lost counters and lifecycle news (reg_lock held). */
-static void collect(recs__thread *t, bool dead, bool final)
+static void collect(recs__thread *t, bool dead, bool final, bool scanned)
 {
     titem *it;
     bool locked;
 
     if (!t->in_session)
         return;
+    if (!dead && scanned)
+        t->sig_blocked = tid_blocked(t->tid);
     if (!(it = item_new()))
         return;
     it->slot_size = t->q.slot_size;
@@ -258,20 +306,24 @@ void recs__chunk_modules(void)
 void recs__drain_locked(bool final)
 {
     recs__thread *dead;
+    uint64_t scan_before = last_bscan_ns;
+    bool scanned;
 
     if (!recs__g.st)
         return;
+    scan_blocked(final);
+    scanned = last_bscan_ns != scan_before || final;
     recs__chunk_modules();
     nitems = 0;
     recs__g.batch_size = 0;
     pthread_mutex_lock(&recs__g.reg_lock);
     for (recs__thread *t = recs__g.threads; t; t = t->next)
-        collect(t, false, final);
+        collect(t, false, final, scanned);
     dead = recs__g.dead;
     recs__g.dead = NULL;
     recs__g.ndead = 0;
     for (recs__thread *t = dead; t; t = t->next)
-        collect(t, true, final);
+        collect(t, true, final, scanned);
     pthread_mutex_unlock(&recs__g.reg_lock);
 
     for (size_t i = 0; i < nitems; i++)

@@ -3,19 +3,25 @@
  * is exported (libsampler.map); internal functions are recs__*.
  *
  * Signal context (code a timer signal may run; tagged "Signal-safe."):
- *   handler.c   the handler, the fatal-signal path, the dispositions the
- *               program sees for the signals rec uses (sigaction & co.)
+ *   handler.c   the handler, the forwarding of the program's signals,
+ *               the fatal-signal path
  *   fpwalk.c    the bounds-checked frame-pointer walk
  *   queue.h     the per-thread request queue and its tri-state lock
  *   sigwait.c   sigwait/sigtimedwait/signalfd: our signals kept from the
  *               program's waits
+ *   sigmask.c   the program's signal mask: the sampling signal kept open,
+ *               the program's view of its mask kept per thread
+ *   exit.c      _exit, _Exit, exit_group: the recording finished first
  * Threads and sessions:
  *   thread.c    per-thread state, registration, armings, teardown
  *   engine.c, engine-timer.c, engine-perf.c   the signal's source per
  *               thread: a CPU-time timer or a perf_event (engine.h)
  *   preload.c   LD_PRELOAD entry: constructor, pthread_create, fork, exec
+ *   disposition.c  sigaction & co.: the dispositions the program sets and
+ *               sees for the signals rec uses
  *   sampler.c   start/stop of a recording, the sampler thread, REC_* options
  *   throttle.c  the period grammar ("10ms", "500/s") and the rate rule
+ *   recenv.h    the REC_* environment shared with rec-start
  * Turning requests into events (sampler thread, drain_lock held):
  *   drain.c     queues and lost counters -> ThreadStart, CPUTimeSample,
  *               CPUTimeSampleLost, ThreadEnd
@@ -36,8 +42,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/ioctl.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <rec/record.h>
 #include "rec/sampler.h"
@@ -58,6 +66,10 @@
 #define RECS_DRAIN_MAX_NS    100000000ull
 #endif
 #define RECS_DEAD_WAKE       32
+/* What a SIGKILL can cost: the samples since the last flush. The drain
+ * wakes up this often anyway, and the flush then costs one lz4 block and
+ * one write (bench/sampler-exits.sh). */
+#define RECS_FLUSH_DEFAULT_NS 100000000ull
 #define RECS_REEVAL_NS       100000000ull    /* rate re-evaluation */
 #define RECS_THREAD_BYTES    (64u << 10)     /* per-thread memory budget */
 #define RECS_STOP_WAIT_NS    2000000000ull   /* bounded stop: exit, exec */
@@ -68,6 +80,7 @@ enum recs__lost_reason {
     RECS_LOST_UNSAFE,    /* unsafe: registration, teardown, own drain, fork */
     RECS_LOST_TIMER,     /* timer-failed: the thread had no timer */
     RECS_LOST_UNDELIVERED, /* undelivered: expired, never signalled */
+    RECS_LOST_BLOCKED,   /* blocked: the thread blocks the signal for real */
     RECS_LOST_NREASONS
 };
 extern const char *const recs__lost_names[RECS_LOST_NREASONS];
@@ -110,11 +123,16 @@ typedef struct recs__thread {
     bool start_pending;            /* ThreadStart not written yet */
     uint64_t start_ns, start_cpu;  /* when sampling began */
     /* The current arming: CPU clock read just before timer_settime and
-     * the period armed; expiries = floor((cpu - arm_cpu) / arm_period). */
+     * the period armed, and how much sooner than a period after it the
+     * first expiry was set (arm_phase): expiries = floor((cpu - arm_cpu +
+     * arm_phase) / arm_period). */
     bool armed;
-    uint64_t arm_cpu, arm_period;
+    uint64_t arm_cpu, arm_period, arm_phase;
     bool stopped;                  /* timer paused at recs_stop ... */
     uint64_t stop_cpu;             /* ... when the CPU clock read this */
+    bool sig_blocked;              /* blocks the signal for real (raw
+                                      rt_sigprocmask): expiries it never
+                                      took are lost "blocked" */
     bool ended;                    /* exited; on the dead list */
     uint64_t end_ns, end_cpu;
     char name[16];                 /* at exit (prctl PR_GET_NAME) */
@@ -264,17 +282,43 @@ static inline void recs__signal_rearm(recs__thread *t, const siginfo_t *si)
         ioctl(t->perf_fd, PERF_EVENT_IOC_REFRESH, 1);
 }
 
+/* sigmask.c. Our own mask changes bypass the interposed pthread_sigmask
+ * (the program's view of its mask is kept there). */
+int  recs__real_sigmask(int how, const sigset_t *set, sigset_t *old);
+#define pthread_sigmask(h, s, o) recs__real_sigmask(h, s, o)
+int  recs__sigmask_view(void);
+bool recs__sigmask_defer(int sig, const siginfo_t *si);
+int  recs__sigmask_take(const sigset_t *set, siginfo_t *info);
+void recs__sigmask_adopt(int inherited_view);
+int  recs__sigmask_before_exec(void);
+void recs__sigmask_after_exec(int token);
+bool recs__tid_blocks_signal(pid_t tid);
+
+/* exit.c. Our own system calls bypass the interposed syscall(). */
+void recs__exit_finish(void);
+long recs__real_syscall(long number, ...);
+#define syscall recs__real_syscall
+
 /* handler.c */
+int  recs__real_sigaction(int sig, const struct sigaction *act,
+                          struct sigaction *old);     /* libc's */
+bool recs__is_handler(const struct sigaction *sa);     /* not DFL/IGN */
+/* Signal-safe. Replace the program's action for the sampling signal. */
+void recs__prog_store(const struct sigaction *act, struct sigaction *old,
+                      sighandler_t expect);
+bool recs__prog_warn_once(void);       /* true the first time */
+bool recs__fatal_is_ours(int sig);     /* rec's SIGTERM/INT/HUP handler */
+void recs__fatal_disown(int sig);      /* the program set its own */
 int  recs__install_handler(int signo);
 void recs__install_fatal_handlers(void);
 bool recs__handler_replaced(void);
-void recs__warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* drain.c */
 void recs__drain_locked(bool final);
 void recs__chunk_modules(void);
 
 /* sampler.c */
+void recs__warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int  recs__start_config(const recs__config *cfg);
 int  recs__stop(bool from_sampler, bool bounded);
 void recs__config_free(recs__config *cfg);

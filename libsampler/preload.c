@@ -19,6 +19,7 @@
  */
 #include <config.h>
 #include "internal.h"
+#include "recenv.h"
 
 #include <alloca.h>
 #include <dlfcn.h>
@@ -62,6 +63,7 @@ struct tramp {
     void *(*fn)(void *);
     void *arg;
     pid_t parent;
+    int view;              /* the creator's view of its mask (sigmask.c) */
 };
 
 static void *trampoline(void *p)
@@ -70,6 +72,7 @@ static void *trampoline(void *p)
     recs__thread *t;
 
     free(p);
+    recs__sigmask_adopt(tp.view);
     /* Before the start routine: the thread's first CPU cycles count. Exit
      * (return, pthread_exit, cancellation) is caught by a key destructor. */
     if (recs__g.registry && (t = recs__thread_new(tp.parent)))
@@ -88,6 +91,7 @@ int pthread_create(pthread_t *th, const pthread_attr_t *attr,
     tp->fn = fn;
     tp->arg = arg;
     tp->parent = recs__gettid();
+    tp->view = recs__sigmask_view();
     rc = recs__real_pthread_create(th, attr, trampoline, tp);
     if (rc != 0)
         free(tp);
@@ -138,9 +142,9 @@ static void become_root(const char *output, pid_t pid)
     char buf[24];
 
     snprintf(buf, sizeof buf, "%d", (int)pid);
-    setenv("REC_OUTPUT", output, 1);
-    setenv("REC_ROOT_PID", buf, 1);
-    unsetenv("REC_APPEND");
+    setenv(REC_ENV_OUTPUT, output, 1);
+    setenv(REC_ENV_ROOT_PID, buf, 1);
+    unsetenv(REC_ENV_APPEND);
 }
 
 static void fork_child(void)
@@ -325,15 +329,21 @@ int execve(const char *path, char *const argv[], char *const envp[])
 {
     execve_fn real = real_execve;
     char **env;
-    int rc;
+    int rc, tok;
 
     if (!real && !(real = (execve_fn)next_sym("execve")))
         return errno = ENOSYS, -1;
-    if (!owner())
-        return real(path, argv, envp);
+    if (!owner()) {
+        tok = recs__sigmask_before_exec();
+        rc = real(path, argv, envp);
+        recs__sigmask_after_exec(tok);
+        return rc;
+    }
     env = env_for_exec(envp);
     before_exec();
+    tok = recs__sigmask_before_exec();
     rc = real(path, argv, env ? env : envp);
+    recs__sigmask_after_exec(tok);
     after_failed_exec();
     free(env);
     return rc;
@@ -348,15 +358,21 @@ int execvpe(const char *file, char *const argv[], char *const envp[])
 {
     execve_fn real = real_execvpe;
     char **env;
-    int rc;
+    int rc, tok;
 
     if (!real && !(real = (execve_fn)next_sym("execvpe")))
         return errno = ENOSYS, -1;
-    if (!owner())
-        return real(file, argv, envp);
+    if (!owner()) {
+        tok = recs__sigmask_before_exec();
+        rc = real(file, argv, envp);
+        recs__sigmask_after_exec(tok);
+        return rc;
+    }
     env = env_for_exec(envp);
     before_exec();
+    tok = recs__sigmask_before_exec();
     rc = real(file, argv, env ? env : envp);
+    recs__sigmask_after_exec(tok);
     after_failed_exec();
     free(env);
     return rc;
@@ -371,15 +387,21 @@ int fexecve(int fd, char *const argv[], char *const envp[])
 {
     fexecve_fn real = real_fexecve;
     char **env;
-    int rc;
+    int rc, tok;
 
     if (!real && !(real = (fexecve_fn)next_sym("fexecve")))
         return errno = ENOSYS, -1;
-    if (!owner())
-        return real(fd, argv, envp);
+    if (!owner()) {
+        tok = recs__sigmask_before_exec();
+        rc = real(fd, argv, envp);
+        recs__sigmask_after_exec(tok);
+        return rc;
+    }
     env = env_for_exec(envp);
     before_exec();
+    tok = recs__sigmask_before_exec();
     rc = real(fd, argv, env ? env : envp);
+    recs__sigmask_after_exec(tok);
     after_failed_exec();
     free(env);
     return rc;
@@ -390,15 +412,21 @@ int execveat(int dirfd, const char *path, char *const argv[],
 {
     execveat_fn real = real_execveat;
     char **env;
-    int rc;
+    int rc, tok;
 
     if (!real && !(real = (execveat_fn)next_sym("execveat")))
         return errno = ENOSYS, -1;
-    if (!owner())
-        return real(dirfd, path, argv, envp, flags);
+    if (!owner()) {
+        tok = recs__sigmask_before_exec();
+        rc = real(dirfd, path, argv, envp, flags);
+        recs__sigmask_after_exec(tok);
+        return rc;
+    }
     env = env_for_exec(envp);
     before_exec();
+    tok = recs__sigmask_before_exec();
     rc = real(dirfd, path, argv, env ? env : envp, flags);
+    recs__sigmask_after_exec(tok);
     after_failed_exec();
     free(env);
     return rc;
@@ -462,7 +490,7 @@ int execle(const char *path, const char *arg, ...)
 __attribute__((constructor))
 static void recs__preload_init(void)
 {
-    const char *out = getenv("REC_OUTPUT"), *root = getenv("REC_ROOT_PID");
+    const char *out = getenv(REC_ENV_OUTPUT), *root = getenv(REC_ENV_ROOT_PID);
     const char *v;
     char err[256];
     recs__config cfg;
@@ -473,7 +501,7 @@ static void recs__preload_init(void)
 
     if (!out || !*out)
         return;               /* linked, not preloaded by rec-start */
-    if ((v = getenv("REC_FOLLOW_CHILDREN")) && *v &&
+    if ((v = getenv(REC_ENV_FOLLOW_CHILDREN)) && *v &&
         recs__parse_bool(v, &follow) < 0) {
         recs__warn("invalid REC_FOLLOW_CHILDREN=%s; not recording", v);
         return;
@@ -484,7 +512,7 @@ static void recs__preload_init(void)
          * children it starts must know they are not. */
         char buf[24];
         snprintf(buf, sizeof buf, "%d", (int)pid);
-        setenv("REC_ROOT_PID", buf, 1);
+        setenv(REC_ENV_ROOT_PID, buf, 1);
     } else if (atol(root) != (long)pid) {
         if (!follow)
             return;           /* dormant */
@@ -492,7 +520,7 @@ static void recs__preload_init(void)
             return;
         become_root(own, pid);
     }
-    if (!own && (v = getenv("REC_STATUS_FD")) && *v) {
+    if (!own && (v = getenv(REC_ENV_STATUS_FD)) && *v) {
         uint64_t fd;
         struct stat st;
         /* Remembered by identity: a program that closes every fd may

@@ -10,11 +10,13 @@
  */
 #include <config.h>
 #include "internal.h"
+#include "recenv.h"
 #include "symbols.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,7 +78,8 @@ static int config_from_options(recs__config *cfg, const recs_options *o)
         return REC_EINVAL;
     cfg->depth = o->stack_depth ? o->stack_depth : RECS_DEFAULT_DEPTH;
     cfg->max_chunk_bytes = o->max_chunk_bytes;
-    cfg->flush_ns = o->flush_interval_ns ? o->flush_interval_ns : 1000000000ull;
+    cfg->flush_ns = o->flush_interval_ns ? o->flush_interval_ns
+                                         : RECS_FLUSH_DEFAULT_NS;
     if (cfg->flush_ns < 10000000ull)
         cfg->flush_ns = 10000000ull;
     cfg->signo = o->signo ? o->signo : SIGPROF;
@@ -103,35 +106,35 @@ int recs__config_from_env(recs__config *cfg, char *err, size_t errlen)
     int sig;
 
     recs_options_init(&o);
-    o.output = getenv("REC_OUTPUT");
+    o.output = getenv(REC_ENV_OUTPUT);
     o.overwrite = true;   /* rec-start decided whether the file may go */
 #define BAD(name) do { snprintf(err, errlen, "invalid %s=%s", name, v); \
                        return REC_EINVAL; } while (0)
-    if ((v = getenv("REC_THROTTLE")) && *v)
+    if ((v = getenv(REC_ENV_THROTTLE)) && *v)
         o.throttle = v;
-    if ((v = getenv("REC_STACK_DEPTH")) && *v) {
+    if ((v = getenv(REC_ENV_STACK_DEPTH)) && *v) {
         if (recs__parse_uint(v, 1, RECS_MAX_DEPTH, &n) < 0)
-            BAD("REC_STACK_DEPTH");
+            BAD(REC_ENV_STACK_DEPTH);
         o.stack_depth = (unsigned)n;
     }
-    if ((v = getenv("REC_MAX_CHUNK_SIZE")) && *v) {
+    if ((v = getenv(REC_ENV_MAX_CHUNK_SIZE)) && *v) {
         if (recs__parse_size(v, &n) < 0 || n < 4096)
-            BAD("REC_MAX_CHUNK_SIZE");
+            BAD(REC_ENV_MAX_CHUNK_SIZE);
         o.max_chunk_bytes = n;
     }
-    if ((v = getenv("REC_FLUSH_INTERVAL")) && *v) {
+    if ((v = getenv(REC_ENV_FLUSH_INTERVAL)) && *v) {
         if (recs__parse_duration(v, &n) < 0 || n < 10000000ull)
-            BAD("REC_FLUSH_INTERVAL");
+            BAD(REC_ENV_FLUSH_INTERVAL);
         o.flush_interval_ns = n;
     }
-    if ((v = getenv("REC_SIGNAL")) && *v) {
+    if ((v = getenv(REC_ENV_SIGNAL)) && *v) {
         if (recs__parse_signal(v, &sig) < 0)
-            BAD("REC_SIGNAL");
+            BAD(REC_ENV_SIGNAL);
         o.signo = sig;
     }
-    if ((v = getenv("REC_QUEUE_CAPACITY")) && *v) {
+    if ((v = getenv(REC_ENV_QUEUE_CAPACITY)) && *v) {
         if (recs__parse_uint(v, 1, 100000, &n) < 0)
-            BAD("REC_QUEUE_CAPACITY");
+            BAD(REC_ENV_QUEUE_CAPACITY);
         o.queue_capacity = (unsigned)n;
     }
     if ((v = getenv("REC_ENGINE")) && *v) {
@@ -140,16 +143,16 @@ int recs__config_from_env(recs__config *cfg, char *err, size_t errlen)
             BAD("REC_ENGINE");
         o.engine = v;
     }
-    if ((v = getenv("REC_APPEND")) && *v) {
+    if ((v = getenv(REC_ENV_APPEND)) && *v) {
         if (recs__parse_bool(v, &b) < 0)
-            BAD("REC_APPEND");
+            BAD(REC_ENV_APPEND);
         o.append = b;
         o.overwrite = !b;
     }
-    if ((v = getenv("REC_THROTTLE")) && *v) {
+    if ((v = getenv(REC_ENV_THROTTLE)) && *v) {
         recs__throttle t;
         if (recs__parse_throttle(v, &t) < 0)
-            BAD("REC_THROTTLE");
+            BAD(REC_ENV_THROTTLE);
     }
 #undef BAD
     if (!o.output || !*o.output) {
@@ -695,4 +698,22 @@ void recs_get_stats(recs_stats *st)
     st->timer_failures = atomic_load(&recs__g.timer_failures);
     st->threads = atomic_load(&recs__g.threads_seen);
     pthread_mutex_unlock(&recs__g.drain_lock);
+}
+
+/* One line on stderr, "rec: " first; never the program's stdout. */
+void recs__warn(const char *fmt, ...)
+{
+    char buf[512];
+    va_list ap;
+    int n = snprintf(buf, sizeof buf, "rec: ");
+
+    va_start(ap, fmt);
+    n += vsnprintf(buf + n, sizeof buf - (size_t)n - 1, fmt, ap);
+    va_end(ap);
+    if (n > (int)sizeof buf - 2)
+        n = (int)sizeof buf - 2;
+    buf[n++] = '\n';
+    /* stderr only: the program's stdout must stay untouched. */
+    while (write(STDERR_FILENO, buf, (size_t)n) < 0 && errno == EINTR)
+        ;
 }

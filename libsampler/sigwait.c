@@ -71,7 +71,10 @@ static bool swallow(const siginfo_t *si)
         uint64_t period = atomic_load_explicit(&t->period_ns,
                                                memory_order_relaxed);
         atomic_fetch_add_explicit(&t->expiries, n, memory_order_relaxed);
-        recs__thread_add_lost(t, RECS_LOST_UNSAFE, n, n * period);
+        /* A thread that blocks it for real takes it only here. */
+        recs__thread_add_lost(t, t->sig_blocked ? RECS_LOST_BLOCKED
+                                                : RECS_LOST_UNSAFE,
+                              n, n * period);
     }
     atomic_fetch_sub(&recs__g.inflight, 1);
     return true;
@@ -89,9 +92,13 @@ int sigtimedwait(const sigset_t *set, siginfo_t *info,
 {
     uint64_t deadline = 0;
     siginfo_t si;
+    int kept;
 
     if (recs__g.signo <= 0 || sigismember(set, recs__g.signo) != 1)
         return recs__real_sigtimedwait(set, info, timeout);
+    /* The program's own instance, kept while its mask blocked it. */
+    if ((kept = recs__sigmask_take(set, info)) > 0)
+        return kept;
     if (timeout) {
         if (timeout->tv_sec < 0 || timeout->tv_nsec < 0 ||
             timeout->tv_nsec >= 1000000000L) {

@@ -17,15 +17,19 @@
  * of a thread that runs in short bursts, or on a loaded machine may never
  * be signalled before the thread exits or the timer stops. Each arming
  * therefore records the thread's CPU clock read just before timer_settime
- * (arm_cpu) and the period (arm_period); the handler adds overrun + 1 to
- * the thread's expiry count K for every signal it turns into a sample or a
- * lost count (whatever the reason), and a signal collected as pending at
- * exit is added the same way. When the arming ends (exit, stop, re-arm)
- * with the CPU clock at cpu, the timer has expired E = floor((cpu -
- * arm_cpu) / arm_period) times; E - K > 0 expiries were never signalled
- * and are counted lost with reason "undelivered". What remains, cpu -
- * arm_cpu - E * period < period, is the partial period that never expired:
- * the one inherent error of the method.
+ * (arm_cpu), the period (arm_period) and how much sooner than a period the
+ * first expiry was set (arm_phase: random for a new thread, see
+ * first_phase(); the partial period carried over at a re-arm); the
+ * handler adds overrun + 1 to the thread's expiry count K for every signal
+ * it turns into a sample or a lost count (whatever the reason), and a
+ * signal collected as pending at exit is added the same way. When the
+ * arming ends (exit, stop, re-arm) with the CPU clock at cpu, the timer has
+ * expired E = floor((cpu - arm_cpu + arm_phase) / arm_period) times;
+ * E - K > 0 expiries were never signalled and are counted lost with reason
+ * "undelivered". E * period differs from the CPU time used by less than a
+ * period (the first expiry may stand for less than a period, the partial
+ * one at the end never expired): the one inherent error of the method,
+ * unbiased with a random phase.
  *
  * Memory ordering of K: only the handler running on the thread itself and
  * that thread's exit path (signal blocked) write it, with relaxed atomic
@@ -54,6 +58,7 @@ static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
 
 const char *const recs__lost_names[RECS_LOST_NREASONS] = {
     "queue-full", "queue-busy", "unsafe", "timer-failed", "undelivered",
+    "blocked",
 };
 
 pid_t recs__gettid(void)
@@ -136,8 +141,8 @@ uint32_t recs__queue_capacity(uint64_t period_ns, unsigned depth)
 static void stack_bounds(recs__thread *t)
 {
     pthread_attr_t attr;
-    void *addr;
-    size_t size;
+    void *addr = NULL;
+    size_t size = 0;
 
     t->stack_lo = t->stack_hi = 0;
     if (pthread_getattr_np(pthread_self(), &attr) != 0)
@@ -232,13 +237,14 @@ static uint64_t close_arming(recs__thread *t, uint64_t cpu_ns)
     if (!t->armed)
         return 0;
     t->armed = false;
-    if (!t->arm_period || cpu_ns <= t->arm_cpu)
+    if (!t->arm_period || cpu_ns + t->arm_phase <= t->arm_cpu)
         return 0;
-    used = cpu_ns - t->arm_cpu;
+    used = cpu_ns + t->arm_phase - t->arm_cpu;
     e = used / t->arm_period;
     if (e > k)
-        recs__thread_add_lost(t, RECS_LOST_UNDELIVERED, e - k,
-                              (e - k) * t->arm_period);
+        recs__thread_add_lost(t, t->sig_blocked ? RECS_LOST_BLOCKED
+                                                : RECS_LOST_UNDELIVERED,
+                              e - k, (e - k) * t->arm_period);
     return used - e * t->arm_period;
 }
 
@@ -265,18 +271,34 @@ static int rearm(recs__thread *t, uint64_t period_ns)
     uint64_t c = recs__thread_cpu_ns(t);
     uint64_t partial = 0;
 
-    if (t->armed && t->arm_period && c > t->arm_cpu)
-        partial = (c - t->arm_cpu) % t->arm_period;
-    if (partial > c)
-        partial = c;
+    if (t->armed && t->arm_period && c + t->arm_phase > t->arm_cpu)
+        partial = (c + t->arm_phase - t->arm_cpu) % t->arm_period;
     if (settime(t, period_ns, period_ns - partial % period_ns) != 0)
         return REC_EIO;
     close_arming(t, c);
-    t->arm_cpu = c - partial;
-    atomic_store(&t->origin_cpu, t->arm_cpu);
+    t->arm_cpu = c;
+    t->arm_phase = partial;
+    atomic_store(&t->origin_cpu, c - partial);
     t->arm_period = period_ns;
     t->armed = true;
     return 0;
+}
+
+/* The first expiry of a thread comes after a random part of a period,
+ * uniform in (0, period]: how much sooner than a whole period. With a
+ * fixed phase, a thread whose CPU time is a multiple of the period (a
+ * fixed budget, a short worker) has its last expiry at its very end,
+ * where no scheduler tick signals it: lost every time. With a random one
+ * the expiries stand for the thread's CPU time without bias, and each
+ * thread loses its last expiry only when it falls in its final tick. */
+static uint64_t first_phase(const recs__thread *t, uint64_t period_ns)
+{
+    uint64_t x = recs__now_ns() ^ ((uint64_t)t->tid * 0x9e3779b97f4a7c15ull);
+
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdull;
+    x ^= x >> 33;
+    return period_ns ? x % period_ns : 0;
 }
 
 /* Start sampling t in the running session: ThreadStart due, queue ready,
@@ -286,6 +308,7 @@ static int rearm(recs__thread *t, uint64_t period_ns)
 int recs__thread_arm(recs__thread *t, uint64_t period_ns)
 {
     bool fallback;
+    uint64_t phase;
 
     if (t->in_session)
         return t->has_timer && !recs__g.hijacked ? rearm(t, period_ns) : 0;
@@ -318,14 +341,18 @@ int recs__thread_arm(recs__thread *t, uint64_t period_ns)
     atomic_store(&t->safe, 1);
     /* ThreadStart's CPU time is the arming's origin: the same reading. */
     t->start_cpu = recs__thread_cpu_ns(t);
+    /* perf signals are not tick-bound: no random phase (its first
+     * overflow is a whole period away whatever first_ns says). */
+    phase = t->engine == RECS_ENGINE_PERF ? 0 : first_phase(t, period_ns);
     atomic_store(&t->origin_cpu, t->start_cpu);
-    if (settime(t, period_ns, period_ns) != 0) {
+    if (settime(t, period_ns, period_ns - phase) != 0) {
         atomic_store(&t->safe, 0);
         recs__engine_destroy(t);
         t->has_timer = false;
         goto failed;
     }
     t->arm_cpu = t->start_cpu;
+    t->arm_phase = phase;
     t->arm_period = period_ns;
     t->armed = true;
     return 0;
@@ -423,7 +450,9 @@ static void collect_pending(recs__thread *t)
         if (!recs__signal_ours(&si) || !(n = recs__signal_periods(t, &si)))
             continue;
         atomic_fetch_add_explicit(&t->expiries, n, memory_order_relaxed);
-        recs__thread_add_lost(t, RECS_LOST_UNSAFE, n, n * period);
+        recs__thread_add_lost(t, t->sig_blocked ? RECS_LOST_BLOCKED
+                                                : RECS_LOST_UNSAFE,
+                              n, n * period);
     }
 }
 
@@ -432,17 +461,21 @@ static void collect_pending(recs__thread *t)
 void recs__thread_exit(void)
 {
     recs__thread *t = recs__self;
-    bool was_in = false;
+    bool was_in = false, blocked;
     sigset_t old;
 
     if (!t)
         return;
     /* The signal stays blocked: the thread is going away, and a timer
      * signal already pending must not reach a handler after the free. */
-    recs__block_signal(NULL);
+    recs__block_signal(&old);
+    /* Blocked before we blocked it: a raw rt_sigprocmask (sigmask.c keeps
+     * it open otherwise); what is pending or never signalled is that. */
+    blocked = recs__g.signo > 0 && sigismember(&old, recs__g.signo) == 1;
     recs__block_async(&old);
     atomic_store(&t->safe, 0);
     pthread_mutex_lock(&recs__g.reg_lock);
+    t->sig_blocked = blocked;
     /* A timer signal that was already pending would be discarded with the
      * thread: its CPU time is accounted as lost (teardown is unsafe).
      * Taken before the timer is stopped: re-arming or disarming a timer

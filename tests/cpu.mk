@@ -8,3 +8,7 @@ TESTS += tests/test-cpu.sh tests/test-cpu-timeline.sh tests/test-cpu-errors.sh \
 EXTRA_DIST += tests/test-cpu.sh tests/test-cpu-timeline.sh \
 	tests/test-cpu-errors.sh tests/test-cpu-budget.sh tests/cpu-lib.sh
 $(tests_mkcpu_OBJECTS): librecord/rec/events.h
+# Legend, y-scale, axis to the recording's end, grouped lanes (bench/rec-synth
+# makes the 2000-thread recording).
+TESTS += tests/test-cpu-lanes.sh
+EXTRA_DIST += tests/test-cpu-lanes.sh

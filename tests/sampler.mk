@@ -17,7 +17,8 @@ HAZARDS = tests/hazards/burn tests/hazards/forker tests/hazards/execer \
 	tests/hazards/killed tests/hazards/api tests/hazards/altstack \
 	tests/hazards/dlopener tests/hazards/sigdisp tests/hazards/c11sig \
 	tests/hazards/sighijack tests/hazards/sigwaiter tests/hazards/closeall \
-	tests/hazards/jumper tests/hazards/exitdrain tests/hazards/earlymain
+	tests/hazards/jumper tests/hazards/exitdrain tests/hazards/earlymain \
+	tests/hazards/maskview tests/hazards/exiter
 check_PROGRAMS += $(HAZARDS)
 tests_hazards_sigdisp_SOURCES = tests/hazards/sigdisp.c tests/hazards/hazard.h
 # Strict ISO C: signal() is glibc's one-shot __sysv_signal there.
@@ -57,6 +58,10 @@ tests_hazards_dlopener_LDADD = -ldl
 check_LTLIBRARIES += tests/hazards/libhzplugin.la
 tests_hazards_libhzplugin_la_SOURCES = tests/hazards/plugin.c tests/hazards/hazard.h
 tests_hazards_libhzplugin_la_LDFLAGS = -module -avoid-version -rpath /nowhere
+tests_hazards_maskview_SOURCES = tests/hazards/maskview.c tests/hazards/hazard.h
+tests_hazards_maskview_LDADD = $(PTHREAD_LIBS)
+tests_hazards_exiter_SOURCES = tests/hazards/exiter.c tests/hazards/hazard.h
+tests_hazards_exiter_LDADD = $(PTHREAD_LIBS)
 tests_hazards_exitdrain_SOURCES = tests/hazards/exitdrain.c tests/hazards/hazard.h
 tests_hazards_exitdrain_LDADD = libsampler/libsampler.la librecord/librecord.la $(PTHREAD_LIBS)
 # A library whose constructor starts a thread before the sampler's runs.

@@ -141,12 +141,65 @@ check "own SIGPROF handler: still called, sigaction reports it" '[ $rc = 0 ]'
 check "own SIGPROF handler: warning on stderr" 'grep -q "own handler for signal" "$T/ownprof.err"'
 check "own SIGPROF handler: samples recorded" '[ $chk = 0 ] && [ "$(tot samples)" -gt 5 ]'
 
-# 9: threads blocking the signal.
+# Per-thread field of the "thread" lines: "TID VALUE" for each thread.
+thr() { sed -n "s/^thread .* tid=\\([0-9]*\\) .*\\<$1=\\([0-9]*\\).*/\\1 \\2/p" "$T/$name.chk"; }
+# Every thread of the recording has FIELD > 0.
+all_thr() { [ -n "$(thr "$1")" ] && ! thr "$1" | awk '$2 == 0 { bad = 1 } END { exit !bad }'; }
+
+# 9: threads blocking the signal: it stays deliverable (the program sees
+# the mask it set), so every thread has samples with stacks.
 run blocker -- "$H/blocker"
 check "blocked signal: program finishes" '[ $rc = 0 ]'
-check "blocked signal: blocked time accounted as lost, totals add up" \
-    '[ $chk = 0 ] && [ "$(tot lost)" -gt 0 ]'
+check "blocked signal: every thread sampled with stacks, none lost 'blocked', totals add up" \
+    '[ $chk = 0 ] && all_thr stacked_ns && [ "$(tot blocked)" = 0 ]'
 [ $chk = 0 ] || diag <"$T/blocker.chk"
+
+# 9b: workers block every signal with pthread_sigmask (xz): sampled with
+# stacks; the old sets returned and sigpending are what the program set.
+run maskview -- "$H/maskview" workers 200
+check "workers blocking every signal: program's view of its mask unchanged (status $rc), nothing on stdout" \
+    '[ $rc = 0 ] && quiet'
+check "workers blocking every signal: every thread sampled with stacks, totals add up" \
+    '[ $chk = 0 ] && [ "$(tot starts)" = 4 ] && all_thr stacked_ns && [ "$(tot blocked)" = 0 ]'
+[ $chk = 0 ] || diag <"$T/maskview.chk"
+
+# 9c: the program's own SIGPROF, raised while it blocks it: held until it
+# unblocks it, pending meanwhile, delivered once.
+run maskown -- "$H/maskview" own 100
+check "program's own signal while blocked: held, pending, delivered once on unblock or sigsuspend (status $rc)" \
+    '[ $rc = 0 ] && [ $chk = 0 ]'
+
+# 9c2: a posix_spawn child that inherits the caller's mask gets the one
+# the program set (SIGPROF blocked), with the sampler and without it.
+run maskspawn -- "$H/maskview" spawn 100
+check "posix_spawn child inherits the program's mask, not the sampler's (status $rc)" \
+    '[ $rc = 0 ] && [ $chk = 0 ]'
+
+# 9d: a raw rt_sigprocmask is out of reach: that thread's CPU time is lost
+# with reason "blocked" (and only that thread's).
+run maskraw -- "$H/maskview" raw 200
+check "raw rt_sigprocmask: that thread's CPU time lost as 'blocked', the others sampled, totals add up" \
+    '[ $rc = 0 ] && [ $chk = 0 ] && [ "$(thr blocked | awk "\$2 > 0" | wc -l)" = 1 ] && [ "$(thr stacked_ns | awk "\$2 == 0" | wc -l)" = 1 ] && [ "$(tot blocked)" -gt 0 ]'
+[ $chk = 0 ] || diag <"$T/maskraw.chk"
+
+# 9e: exits that skip exit() and fatal signals finish the recording: every
+# thread ended (the running worker by a snapshot), totals exact, status
+# unchanged.
+for how in _exit _Exit exit_group abort segv; do
+    case $how in abort) want=134 ;; segv) want=139 ;; *) want=3 ;; esac
+    if [ -n "$ASAN" ] && [ $how = segv ]; then
+        ok "$how: # SKIP the sanitizer runtime owns SIGSEGV"
+        continue
+    fi
+    run "exit$how" -- "$H/exiter" $how 100
+    check "$how: status $want (got $rc), recording finished, both threads ended, totals add up" \
+        '[ $rc = $want ] && [ $chk = 0 ] && [ "$(tot ends)" = 2 ] && [ "$(tot usage)" = 1 ] && all_thr stacked_ns'
+    [ $chk = 0 ] || diag <"$T/exit$how.chk"
+done
+# The same through a shell that ends with _exit (dash).
+run exitsh -- sh -c 'i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done; exit 3'
+check "sh -c: status 3, recording finished, totals add up" \
+    '[ $rc = 3 ] && [ $chk = 0 ] && [ "$(tot ends)" = 1 ] && [ "$(tot usage)" = 1 ]'
 
 # 10: 10,000 short threads (exit, pthread_exit, cancel) racing signals.
 # (The second engine's run keeps the suite's added time small: fewer.)
@@ -316,11 +369,11 @@ else
 fi
 
 # 24: sigwait and friends on a full set (the daemon pattern): rec's timer
-# signals are not what they return; their CPU time is accounted (unsafe).
+# signals are not what they return; the blocked main thread is sampled.
 for m in sigwait sigwaitinfo sigtimedwait signalfd; do
     run "wait-$m" -- "$H/sigwaiter" $m
-    check "$m on every signal: returns the program's SIGTERM (status $rc), totals add up" \
-        '[ $rc = 0 ] && [ $chk = 0 ] && [ "$(tot lost)" -gt 0 ]'
+    check "$m on every signal: returns the program's SIGTERM (status $rc), sampled with stacks, totals add up" \
+        '[ $rc = 0 ] && [ $chk = 0 ] && [ "$(tot stacked_ns)" -gt 0 ] && [ "$(tot blocked)" = 0 ]'
     [ $chk = 0 ] || diag <"$T/wait-$m.chk"
 done
 check "signalfd: warned that the sampling signal is left out" \

@@ -110,6 +110,6 @@ st=$?
 pid=$(cat "$TMP/out")
 expect_status 0 "default output name"
 [ -f "$TMP/rec-$pid.rec" ]
-ok $? "default output is rec-<program pid>.rec ($(ls "$TMP" | grep '^rec-' | tr '\n' ' '))"
+ok $? "default output is rec-<program pid>.rec ($(cd "$TMP" && echo rec-*))"
 
 done_testing

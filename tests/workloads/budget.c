@@ -119,7 +119,7 @@ int main(int argc, char **argv)
         }
     }
     for (int i = 0; i < NBUSY; i++)
-        w[i].budget_ns = (uint64_t)(w[i].budget_ns * scale);
+        w[i].budget_ns = (uint64_t)((double)w[i].budget_ns * scale);
     for (int i = 0; i <= NBUSY; i++) {
         if (pthread_create(&w[i].th, NULL, i < NBUSY ? busy_main : bursty_main, &w[i])) {
             perror("budget: pthread_create");

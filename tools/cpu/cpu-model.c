@@ -34,6 +34,8 @@ void cpu_model_free(cpu_model *m)
         free(t->name);
         free(t->marks);
         free(t->iv);
+        free(t->lv);
+        free(t->lost);
         cpu_tstacks_free(&t->stacks);
         free(t);
     }
@@ -154,14 +156,21 @@ static int iv_reserve(cpu_model *m, cpu_thread *t, int64_t lo, int64_t hi)
         if (m->iv_cells - t->iv_n + want > CPU_MAX_CELLS)
             return REC_ETOOBIG;
     }
-    uint64_t *iv = calloc(want, sizeof *iv);
-    if (!iv)
+    uint64_t *iv = calloc(want, sizeof *iv), *lv = calloc(want, sizeof *lv);
+    if (!iv || !lv) {
+        free(iv);
+        free(lv);
         return REC_ENOMEM;
-    if (t->iv_n)
+    }
+    if (t->iv_n) {
         memcpy(iv + (t->iv_lo - nlo), t->iv, t->iv_n * sizeof *iv);
+        memcpy(lv + (t->iv_lo - nlo), t->lv, t->iv_n * sizeof *lv);
+    }
     free(t->iv);
+    free(t->lv);
     m->iv_cells = m->iv_cells - t->iv_n + want;
     t->iv = iv;
+    t->lv = lv;
     t->iv_lo = nlo;
     t->iv_n = want;
     return 0;
@@ -172,12 +181,23 @@ static int iv_reserve(cpu_model *m, cpu_thread *t, int64_t lo, int64_t hi)
  * the analysed range, so that per-interval figures stay near 100% of a
  * CPU at most even with overrun samples, and the intervals of a thread sum
  * to its sampledCpuTime exactly. */
+static int spread_over(cpu_model *m, cpu_thread *t, uint64_t beg,
+                       uint64_t end, uint64_t period, bool lost);
+
 static int spread(cpu_model *m, cpu_thread *t, uint64_t ts, uint64_t period)
 {
-    uint64_t I = m->opt.interval_ns;
     uint64_t floor = m->lo_ns > m->origin_ns ? m->lo_ns : m->origin_ns;
     uint64_t end = ts > floor ? ts : floor;
     uint64_t beg = end - floor >= period ? end - period : floor;
+
+    return spread_over(m, t, beg, end, period, false);
+}
+
+/* period ns over [beg, end) into the samples' or the lost timeline. */
+static int spread_over(cpu_model *m, cpu_thread *t, uint64_t beg,
+                       uint64_t end, uint64_t period, bool lost)
+{
+    uint64_t I = m->opt.interval_ns;
     int64_t k0 = (int64_t)((beg - m->origin_ns) / I);
     int64_t k1 = end > beg ? (int64_t)((end - 1 - m->origin_ns) / I) : k0;
     int rc = iv_reserve(m, t, k0, k1);
@@ -187,8 +207,9 @@ static int spread(cpu_model *m, cpu_thread *t, uint64_t ts, uint64_t period)
         t->iv_min = k0;
     if (k1 > t->iv_max)
         t->iv_max = k1;
+    uint64_t *iv = lost ? t->lv : t->iv;
     if (k0 == k1) {
-        t->iv[k0 - t->iv_lo] += period;
+        iv[k0 - t->iv_lo] += period;
         return 0;
     }
     /* Cumulative rounding keeps the parts summing to period exactly. */
@@ -198,7 +219,7 @@ static int spread(cpu_model *m, cpu_thread *t, uint64_t ts, uint64_t period)
                         : m->origin_ns + (uint64_t)(k + 1) * I;
         uint64_t cum = (uint64_t)((unsigned __int128)period
                                   * (upto - beg) / span);
-        t->iv[k - t->iv_lo] += cum - given;
+        iv[k - t->iv_lo] += cum - given;
         given = cum;
     }
     return 0;
@@ -227,6 +248,47 @@ void cpu_model_lost(cpu_model *m, cpu_thread *t, uint64_t ts,
     t->lost_samples += count;
     t->lost_ns += ns;
     m->events++;
+    /* Placed in the timeline at the end, once the thread's start is known
+     * (streams are read in file order, not time order). */
+    if (m->opt.interval_ns && ns) {
+        if (t->nlost == t->cap_lost) {
+            size_t cap = t->cap_lost ? t->cap_lost * 2 : 8;
+            struct cpu_lost *v = realloc(t->lost, cap * sizeof *v);
+            if (!v)
+                return;          /* the totals stay right */
+            t->lost = v;
+            t->cap_lost = cap;
+        }
+        t->lost[t->nlost++] = (struct cpu_lost){ ts, ns };
+    }
+}
+
+static int cmp_lost(const void *a, const void *b)
+{
+    const struct cpu_lost *x = a, *y = b;
+    return x->ts < y->ts ? -1 : x->ts > y->ts;
+}
+
+/* Lost CPU carries no time of its own: a lost event reports what was lost
+ * since the thread's previous one (or its start), so it is spread evenly
+ * over that span, clipped to the analysed range. */
+static void place_lost(cpu_model *m, cpu_thread *t)
+{
+    uint64_t floor = m->lo_ns > m->origin_ns ? m->lo_ns : m->origin_ns;
+    uint64_t from = t->has_start ? t->start_ns : t->first_ns;
+
+    if (!t->nlost)
+        return;
+    qsort(t->lost, t->nlost, sizeof *t->lost, cmp_lost);
+    for (size_t i = 0; i < t->nlost; i++) {
+        uint64_t end = t->lost[i].ts > floor ? t->lost[i].ts : floor;
+        uint64_t beg = from > floor ? from : floor;
+        if (beg > end)
+            beg = end;
+        if (spread_over(m, t, beg, end, t->lost[i].ns, true) < 0)
+            return;
+        from = t->lost[i].ts;
+    }
 }
 
 static int add_mark(cpu_thread *t, uint64_t ts, uint64_t cpu, bool end,
@@ -365,6 +427,7 @@ int cpu_model_finish(cpu_model *m)
     for (size_t i = 0; i < m->nthreads; i++) {
         cpu_thread *t = m->threads[i];
         measure(m, t);
+        place_lost(m, t);
         cpu_process *p = t->in_range ? cpu_model_process(m, t->pid) : NULL;
         if (p)
             p->reconstructed_ns += t->sampled_ns + t->lost_ns;

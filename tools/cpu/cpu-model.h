@@ -96,8 +96,12 @@ typedef struct cpu_thread {
     uint64_t measured_ns;
     bool measured_known;
 
-    /* Timeline: iv[k] = ns of CPU in interval iv_lo + k. */
-    uint64_t *iv;
+    /* Timeline: iv[k] = ns of CPU in interval iv_lo + k (samples), lv[k]
+     * the lost CPU placed there (same bounds; cpu_model_finish spreads
+     * each lost event over the time since the thread's previous one). */
+    uint64_t *iv, *lv;
+    struct cpu_lost { uint64_t ts, ns; } *lost;
+    size_t nlost, cap_lost;
     int64_t iv_lo;
     size_t iv_n;
     int64_t iv_min, iv_max;     /* intervals used; min > max: none */

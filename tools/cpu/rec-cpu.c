@@ -9,11 +9,13 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <rec/record.h>
 
 #include "cli.h"
 #include "cpu-model.h"
+#include "cpu-follow.h"
 
 static const char prog[] = "rec-cpu";
 
@@ -24,6 +26,7 @@ struct opts {
     cpu_options cpu;
     cli_threads *threads;
     const char *svg, *html, *output;
+    bool follow;
 };
 
 static void usage(FILE *f)
@@ -47,6 +50,9 @@ static void usage(FILE *f)
 "                      TIME: ns since the epoch, RFC 3339, or +DURATION\n"
 "                      after the recording's start (+1.5s, +200ms)\n"
 "  -o, --output FILE   write the report to FILE instead of standard output\n"
+"  -f, --follow        live per-thread view of one FILE being written,\n"
+"                      every --interval (default 1s); --json: one object\n"
+"                      per interval\n"
 "  -h, --help          show this help\n"
 "  -V, --version       show the version\n"
 "\n"
@@ -59,6 +65,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 {
     enum { O_JSON = 256, O_CSV, O_INTERVAL, O_SVG, O_HTML, O_HOT, O_THREADS,
            O_SINCE, O_UNTIL };
+    /* --follow is -f */
     static const struct option lopts[] = {
         { "json", no_argument, NULL, O_JSON },
         { "csv", no_argument, NULL, O_CSV },
@@ -70,13 +77,14 @@ static int parse_args(int argc, char **argv, struct opts *o)
         { "since", required_argument, NULL, O_SINCE },
         { "until", required_argument, NULL, O_UNTIL },
         { "output", required_argument, NULL, 'o' },
+        { "follow", no_argument, NULL, 'f' },
         { "help", no_argument, NULL, 'h' },
         { "version", no_argument, NULL, 'V' },
         { NULL, 0, NULL, 0 },
     };
     uint64_t n;
     int c;
-    while ((c = getopt_long(argc, argv, "o:hV", lopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "o:fhV", lopts, NULL)) != -1) {
         switch (c) {
         case O_JSON: o->mode = MODE_JSON; break;
         case O_CSV: o->mode = MODE_CSV; break;
@@ -120,6 +128,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
                 return -1;
             break;
         case 'o': o->output = optarg; break;
+        case 'f': o->follow = true; break;
         case 'h': usage(stdout); exit(CLI_EXIT_OK);
         case 'V': cli_version_exit(prog);
         default:
@@ -139,6 +148,12 @@ static int parse_args(int argc, char **argv, struct opts *o)
         return -1;
     }
     o->cpu.filter = o->threads;
+    if (o->follow && (argc - optind != 1 || o->mode == MODE_CSV || o->svg ||
+                      o->html || o->cpu.hot)) {
+        cli_error(prog, "--follow takes one FILE, with --interval, --threads "
+                  "and --json");
+        return -1;
+    }
     return 0;
 }
 
@@ -189,6 +204,23 @@ int main(int argc, char **argv)
     if (parse_args(argc, argv, &o) < 0) {
         cli_threads_free(o.threads);
         return CLI_EXIT_USAGE;
+    }
+    if (o.follow) {
+        FILE *f = o.output ? fopen(o.output, "w") : stdout;
+        if (!f) {
+            cli_error(prog, "%s: %s", o.output, strerror(errno));
+            cli_threads_free(o.threads);
+            return CLI_EXIT_DATA;
+        }
+        enum cpu_follow_style st = o.mode == MODE_JSON ? CPU_FOLLOW_JSON
+                                 : isatty(fileno(f)) ? CPU_FOLLOW_TTY
+                                 : CPU_FOLLOW_LINES;
+        status = cpu_follow(prog, argv[optind], o.cpu.interval_ns ?
+                            o.cpu.interval_ns : 1000000000u, st, o.threads, f);
+        if (f != stdout && fclose(f) != 0 && status == CLI_EXIT_OK)
+            status = CLI_EXIT_DATA;
+        cli_threads_free(o.threads);
+        return status;
     }
     cpu_options copt = o.cpu;
     if ((o.svg || o.html) && !copt.interval_ns)

@@ -13,6 +13,8 @@
 
 #include "cli.h"
 #include "dump-render.h"
+#include "dump-follow.h"
+#include "export.h"
 
 static const char prog[] = "rec-dump";
 
@@ -26,6 +28,11 @@ struct opts {
     bool have_since, have_until;
     cli_time since, until;
     const char *output;
+    bool follow;
+    dump_follow_opts fo;
+    enum xp_format export;      /* 0: JSON/NDJSON */
+    enum xp_group group;
+    bool weight_samples;
 };
 
 /* Per-type filter facts, cached per rec_type pointer for the chunk. */
@@ -45,6 +52,8 @@ struct dumper {
     struct type_filter *tf;
     size_t ntf, captf;
     cli_map threads;         /* Thread rec_entry* -> 1 match, 2 no match */
+    bool times_set;             /* --follow: since/until resolved */
+    uint64_t since, until;
 };
 
 static void usage(FILE *f)
@@ -56,6 +65,12 @@ static void usage(FILE *f)
 "  --json              one JSON array of events (default)\n"
 "  --ndjson            one JSON object per event and line\n"
 "  --metadata          print the schema embedded in each FILE\n"
+"  --format FMT        json, ndjson, or an export of the CPU profile:\n"
+"                      collapsed (flamegraph.pl), pprof (gzipped\n"
+"                      profile.proto), jfr (JDK Flight Recorder)\n"
+"  --group G           collapsed: root frame per thread, process or none\n"
+"                      (default none)\n"
+"  --weight W          collapsed: cpu (ns, default) or samples\n"
 "  --events GLOB[,GLOB...]   only events whose type name matches\n"
 "  --threads LIST      only events of these threads (tids or name globs)\n"
 "  --stack-depth N     frames per stack trace (default 5, 0 = all)\n"
@@ -64,6 +79,11 @@ static void usage(FILE *f)
 "                      TIME: ns since the epoch, RFC 3339, or +DURATION\n"
 "                      after the recording's start (+1.5s, +200ms)\n"
 "  -o, --output FILE   write to FILE instead of standard output\n"
+"  -f, --follow        print events as they are written (NDJSON, one FILE,\n"
+"                      which may not exist yet); see rec-dump(1), FOLLOWING\n"
+"      --from-end      with --follow: skip the events already written\n"
+"      --position-file F  with --follow: resume from and save to F\n"
+"      --stall-timeout T  with --follow: give up after T without new data\n"
 "  -h, --help          show this help\n"
 "  -V, --version       show the version\n"
 "\n"
@@ -315,10 +335,62 @@ static int metadata_file(struct dumper *d, const char *path)
     return flush_out(d) < 0 ? -1 : 0;
 }
 
+/* --follow callbacks */
+static void follow_chunk(void *ctx, const rec_chunk_info *info)
+{
+    struct dumper *d = ctx;
+    chunk_changed(d, info);
+    if (!d->times_set)
+        d->times_set = resolve_times(d, info->start_ns, &d->since, &d->until);
+}
+
+static bool follow_event(void *ctx, const rec_event *ev, cli_buf *out)
+{
+    struct dumper *d = ctx;
+    if (!event_selected(d, ev, d->since, d->until))
+        return false;
+    dump_render_event(d->render, ev, out);
+    d->nprinted++;
+    return true;
+}
+
+/* --format, --group, --weight: the export formats (tools/export/). */
+static int export_option(char c, const char *arg, struct opts *o)
+{
+    if (c == 'f') {
+        o->export = 0;
+        if (strcmp(arg, "json") == 0)
+            o->mode = MODE_JSON;
+        else if (strcmp(arg, "ndjson") == 0)
+            o->mode = MODE_NDJSON;
+        else if (!(o->export = xp_format_parse(arg)))
+            goto bad;
+    } else if (c == 'g') {
+        if (strcmp(arg, "none") == 0)
+            o->group = XP_GROUP_NONE;
+        else if (strcmp(arg, "thread") == 0)
+            o->group = XP_GROUP_THREAD;
+        else if (strcmp(arg, "process") == 0)
+            o->group = XP_GROUP_PROCESS;
+        else
+            goto bad;
+    } else if (strcmp(arg, "cpu") == 0 || strcmp(arg, "samples") == 0) {
+        o->weight_samples = arg[0] == 's';
+    } else {
+        goto bad;
+    }
+    return 0;
+bad:
+    cli_error(prog, "--%s: unknown value '%s'", c == 'f' ? "format"
+              : c == 'g' ? "group" : "weight", arg);
+    return -1;
+}
+
 static int parse_args(int argc, char **argv, struct opts *o)
 {
     enum { O_JSON = 256, O_NDJSON, O_METADATA, O_EVENTS, O_THREADS,
-           O_DEPTH, O_SINCE, O_UNTIL };
+           O_DEPTH, O_SINCE, O_UNTIL, O_FORMAT, O_GROUP, O_WEIGHT,
+           O_FROM_END, O_POSFILE, O_STALL };
     static const struct option lopts[] = {
         { "json", no_argument, NULL, O_JSON },
         { "ndjson", no_argument, NULL, O_NDJSON },
@@ -328,7 +400,14 @@ static int parse_args(int argc, char **argv, struct opts *o)
         { "stack-depth", required_argument, NULL, O_DEPTH },
         { "since", required_argument, NULL, O_SINCE },
         { "until", required_argument, NULL, O_UNTIL },
+        { "format", required_argument, NULL, O_FORMAT },
+        { "group", required_argument, NULL, O_GROUP },
+        { "weight", required_argument, NULL, O_WEIGHT },
         { "output", required_argument, NULL, 'o' },
+        { "follow", no_argument, NULL, 'f' },
+        { "from-end", no_argument, NULL, O_FROM_END },
+        { "position-file", required_argument, NULL, O_POSFILE },
+        { "stall-timeout", required_argument, NULL, O_STALL },
         { "help", no_argument, NULL, 'h' },
         { "version", no_argument, NULL, 'V' },
         { NULL, 0, NULL, 0 },
@@ -336,11 +415,18 @@ static int parse_args(int argc, char **argv, struct opts *o)
     uint64_t n;
     int c;
     o->stack_depth = 5;
-    while ((c = getopt_long(argc, argv, "o:hV", lopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "o:fhV", lopts, NULL)) != -1) {
         switch (c) {
         case O_JSON: o->mode = MODE_JSON; break;
         case O_NDJSON: o->mode = MODE_NDJSON; break;
         case O_METADATA: o->mode = MODE_METADATA; break;
+        case O_FORMAT:
+        case O_GROUP:
+        case O_WEIGHT:
+            if (export_option(c == O_FORMAT ? 'f' : c == O_GROUP ? 'g' : 'w',
+                              optarg, o) < 0)
+                return -1;
+            break;
         case O_EVENTS:
             cli_patterns_free(o->events);
             o->events = NULL;
@@ -371,6 +457,16 @@ static int parse_args(int argc, char **argv, struct opts *o)
                 return -1;
             break;
         case 'o': o->output = optarg; break;
+        case 'f': o->follow = true; break;
+        case O_FROM_END: o->fo.from_end = true; break;
+        case O_POSFILE: o->fo.position_file = optarg; break;
+        case O_STALL:
+            if (cli_parse_duration(optarg, &o->fo.stall_ns) < 0 ||
+                o->fo.stall_ns > (uint64_t)INT32_MAX * 1000000u) {
+                cli_error(prog, "--stall-timeout: not a duration: '%s'", optarg);
+                return -1;
+            }
+            break;
         case 'h': usage(stdout); exit(CLI_EXIT_OK);
         case 'V': cli_version_exit(prog);
         default:
@@ -380,6 +476,16 @@ static int parse_args(int argc, char **argv, struct opts *o)
     }
     if (cli_need_files(prog, optind, argc) < 0)
         return -1;
+    if ((o->fo.from_end || o->fo.position_file || o->fo.stall_ns) && !o->follow) {
+        cli_error(prog, "--from-end, --position-file and --stall-timeout "
+                  "need --follow");
+        return -1;
+    }
+    if (o->follow && (argc - optind != 1 || o->mode == MODE_METADATA ||
+                      o->export)) {
+        cli_error(prog, "--follow takes one FILE and prints events as NDJSON");
+        return -1;
+    }
     return 0;
 }
 
@@ -393,15 +499,34 @@ int main(int argc, char **argv)
         cli_threads_free(o.threads);
         return CLI_EXIT_USAGE;
     }
-    if (o.output && !(d.out = fopen(o.output, "w"))) {
+    if (o.output && !(d.out = fopen(o.output, o.export ? "wb" : "w"))) {
         cli_error(prog, "%s: %s", o.output, strerror(errno));
         status = CLI_EXIT_DATA;
+        goto done;
+    }
+    if (o.export) {
+        xp_options xo = { .threads = o.threads, .have_since = o.have_since,
+                          .have_until = o.have_until, .since = o.since,
+                          .until = o.until };
+        xp_out xout = { .prog = prog, .f = d.out, .group = o.group,
+                        .weight_samples = o.weight_samples,
+                        .path = o.output ? o.output : "stdout" };
+        status = xp_dump(prog, o.export, &xo, &xout, argv + optind,
+                         (size_t)(argc - optind));
+        if (fflush(d.out) != 0 && status == CLI_EXIT_OK)
+            status = CLI_EXIT_DATA;
         goto done;
     }
     d.render = dump_render_new(o.stack_depth);
     if (!d.render) {
         cli_error(prog, "out of memory");
         status = CLI_EXIT_DATA;
+        goto done;
+    }
+    if (o.follow) {
+        dump_follow_cb cb = { &d, follow_chunk, follow_event };
+        d.until = UINT64_MAX;
+        status = dump_follow(prog, argv[optind], &o.fo, &cb, d.out);
         goto done;
     }
     for (int i = optind; i < argc; i++) {

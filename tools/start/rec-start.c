@@ -11,11 +11,14 @@
  */
 #include <config.h>
 #include "start.h"
+#include "recenv.h"
 #include "throttle.h"
+#include "losses.h"
 
 #include <rec/record.h>
 
 #include <errno.h>
+#include <stdarg.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <glob.h>
@@ -66,7 +69,7 @@ static void usage(FILE *f)
 "                           over the machine (500/s); default 10ms\n"
 "  -d, --stack-depth N      frames per sample, 1..1024 (default 64)\n"
 "      --max-chunk-size S   start a new chunk above S bytes (64M)\n"
-"      --flush-interval T   data readable within T (default 1s)\n"
+"      --flush-interval T   data readable within T (default 100ms)\n"
 "      --signal SIG         sampling signal (default SIGPROF)\n"
 "      --engine E           auto (default), perf (perf_event task-clock per\n"
 "                           thread) or timer (CPU-time timers)\n"
@@ -80,10 +83,16 @@ static void usage(FILE *f)
 "1 other errors. A PROGRAM killed by a signal makes rec-start die of it.\n");
 }
 
-static int fail_usage(const char *fmt, const char *arg)
+static int fail_usage(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2)));
+static int fail_usage(const char *fmt, ...)
 {
+    va_list ap;
+
     fprintf(stderr, "%s: ", prog);
-    fprintf(stderr, fmt, arg);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
     fprintf(stderr, "\nTry 'rec-start --help'.\n");
     return 2;
 }
@@ -115,7 +124,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
         switch (c) {
         case 'o':
             if (!optarg[0])
-                return fail_usage("empty output file name%s", "");
+                return fail_usage("empty output file name");
             o->output = optarg;
             break;
         case 'f': o->force = true; break;
@@ -137,9 +146,10 @@ static int parse_args(int argc, char **argv, struct opts *o)
             o->max_chunk = optarg;
             break;
         case OPT_FLUSH:
-            if (recs__parse_duration(optarg, &v) < 0 || v < 1000000)
+            /* the sampler refuses less (REC_FLUSH_INTERVAL) */
+            if (recs__parse_duration(optarg, &v) < 0 || v < 10000000)
                 return fail_usage("invalid flush interval '%s' (e.g. 1s, at "
-                                  "least 1ms)", optarg);
+                                  "least 10ms)", optarg);
             o->flush = optarg;
             break;
         case OPT_SIGNAL:
@@ -164,7 +174,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
         }
     }
     if (optind >= argc)
-        return fail_usage("no program to run%s", "");
+        return fail_usage("no program to run");
     return 0;
 }
 
@@ -179,7 +189,7 @@ static bool is_file(const char *p)
  * REC_SAMPLER_LIB overrides both. */
 static const char *find_sampler(void)
 {
-    const char *env = getenv("REC_SAMPLER_LIB");
+    const char *env = getenv(REC_ENV_SAMPLER_LIB);
     char self[PATH_MAX];
     ssize_t n;
     size_t bl = strlen(REC_BUILDDIR);
@@ -211,7 +221,7 @@ static int find_asan_cb(struct dl_phdr_info *info, size_t size, void *arg)
  * list of a program that is not itself instrumented. */
 static const char *asan_runtime(void)
 {
-    const char *p = getenv("REC_ASAN_RUNTIME"), *found = NULL;
+    const char *p = getenv(REC_ENV_ASAN_RUNTIME), *found = NULL;
 
     if (p && p[0])
         return p;
@@ -280,6 +290,8 @@ static void summarize(const char *path, bool signaled)
     long lost_field = -1;
     uint64_t samples = 0, lost = 0;
     char engine[64] = "", note[256] = "", tmp[256];
+    cli_losses *losses;
+    char line[1024];
     struct stat st;
     int rc;
 
@@ -293,9 +305,12 @@ static void summarize(const char *path, bool signaled)
         fprintf(stderr, "%s: %s: %s\n", prog, path, rec_strerror(rc));
         return;
     }
+    losses = cli_losses_new();
     while ((rc = rec_reader_next(r, &ev)) > 0) {
         const rec_type *t = rec_event_type(ev);
         uint32_t id = rec_type_id(t);
+        if (losses)
+            cli_losses_event(losses, ev);
         if (id == REC_TYPE_CPUTimeSample) {
             samples++;
         } else if (id == REC_TYPE_RecordingSettings) {
@@ -326,11 +341,15 @@ static void summarize(const char *path, bool signaled)
         tmp[0] = '\0';
     fprintf(stderr, "%s: %s: %llu samples, %llu lost, %.1f KiB%s%s\n", prog,
             path, (unsigned long long)samples, (unsigned long long)lost,
-            st.st_size / 1024.0, tmp,
+            (double)st.st_size / 1024.0, tmp,
             rc < 0 ? " (damaged: read up to the damage)"
             : rec_reader_warning(r) ? (signaled ? " (unfinished: read up to the "
                                        "last flush)" : " (unfinished)")
             : "");
+    /* Where the CPU time without stacks went, when it matters. */
+    if (losses && *cli_losses_line(losses, line, sizeof line))
+        fprintf(stderr, "%s: %s\n", prog, line);
+    cli_losses_free(losses);
     rec_reader_close(r);
 }
 
@@ -383,21 +402,21 @@ static int child_env(const struct opts *o, const char *output, const char *lib)
     }
     snprintf(buf, sizeof buf, "%ld", (long)getpid());
     rc |= setenv("LD_PRELOAD", preload, 1);
-    rc |= setenv("REC_OUTPUT", output, 1);
-    rc |= setenv("REC_ROOT_PID", buf, 1);
-    rc |= setenv("REC_FOLLOW_CHILDREN", o->follow ? "1" : "0", 1);
-    rc |= setenv("REC_THROTTLE", o->throttle ? o->throttle : "10ms", 1);
-    rc |= setenv("REC_STACK_DEPTH", o->depth ? o->depth : "64", 1);
-    rc |= setenv("REC_FLUSH_INTERVAL", o->flush ? o->flush : "1s", 1);
+    rc |= setenv(REC_ENV_OUTPUT, output, 1);
+    rc |= setenv(REC_ENV_ROOT_PID, buf, 1);
+    rc |= setenv(REC_ENV_FOLLOW_CHILDREN, o->follow ? "1" : "0", 1);
+    rc |= setenv(REC_ENV_THROTTLE, o->throttle ? o->throttle : "10ms", 1);
+    rc |= setenv(REC_ENV_STACK_DEPTH, o->depth ? o->depth : "64", 1);
+    rc |= setenv(REC_ENV_FLUSH_INTERVAL, o->flush ? o->flush : "100ms", 1);
     if (o->max_chunk)
-        rc |= setenv("REC_MAX_CHUNK_SIZE", o->max_chunk, 1);
+        rc |= setenv(REC_ENV_MAX_CHUNK_SIZE, o->max_chunk, 1);
     else
-        unsetenv("REC_MAX_CHUNK_SIZE");
+        unsetenv(REC_ENV_MAX_CHUNK_SIZE);
     rc |= setenv("REC_ENGINE", o->engine ? o->engine : "auto", 1);
     if (o->signal)
-        rc |= setenv("REC_SIGNAL", o->signal, 1);
+        rc |= setenv(REC_ENV_SIGNAL, o->signal, 1);
     else
-        unsetenv("REC_SIGNAL");
+        unsetenv(REC_ENV_SIGNAL);
     free(preload);
     return rc ? -1 : 0;
 }

@@ -14,6 +14,7 @@
 #include <jansson.h>
 
 #include "cli.h"
+#include "losses.h"
 
 static const char prog[] = "rec-summary";
 
@@ -46,6 +47,7 @@ struct summary {
     bool have_start, complete;
     char engine[64], engine_note[256];   /* of the last RecordingSettings */
 
+    cli_losses *losses;         /* where CPU without stacks went */
     struct type_stat *types;
     size_t ntypes, captypes;
     struct thread_stat *threads;
@@ -333,7 +335,7 @@ static char *secs(uint64_t ns, char *buf, size_t size)
 
 static void print_text(const struct summary *s, FILE *f)
 {
-    char t1[48], t2[48], t3[48];
+    char t1[48], t2[48], t3[48], line[1024];
     fprintf(f, "%s\n\n", s->path);
     fprintf(f, " Version: %u.%u\n", s->major, s->minor);
     fprintf(f, " Chunks: %" PRIu64 "\n", s->chunks);
@@ -383,6 +385,8 @@ static void print_text(const struct summary *s, FILE *f)
             fputc((unsigned char)*c < 0x20 || *c == 0x7f ? '?' : *c, f);
         fputc('\n', f);
     }
+    if (s->losses && *cli_losses_line(s->losses, line, sizeof line))
+        fprintf(f, "\n %s\n", line);
 }
 
 static json_t *jstr(const char *str)
@@ -450,6 +454,9 @@ static int print_json(const struct summary *s, FILE *f)
     json_object_set_new(cpu, "threads", threads);
     struct thread_stat tot = total_of(s);
     json_object_set_new(cpu, "total", thread_json(&tot, false));
+    char line[1024];
+    if (s->losses && *cli_losses_line(s->losses, line, sizeof line))
+        json_object_set_new(cpu, "withoutStacks", jstr(line));
     json_object_set_new(j, "cpuTimeSamples", cpu);
     int rc = json_dumpf(j, f, JSON_INDENT(2));
     fputc('\n', f);
@@ -473,7 +480,7 @@ static void summary_free(struct summary *s)
 
 static int summarize(const char *path, bool json)
 {
-    struct summary s = { .path = path };
+    struct summary s = { .path = path, .losses = cli_losses_new() };
     rec_reader *r;
     const rec_event *ev;
     rec_chunk_info info;
@@ -491,6 +498,8 @@ static int summarize(const char *path, bool json)
         }
         s.events++;
         account(&s, ev);
+        if (s.losses)
+            cli_losses_event(s.losses, ev);
         int64_t t = (int64_t)rec_event_ticks(ev);
         if (!s.have_ticks || t > s.max_ticks) {
             s.max_ticks = t;
@@ -527,6 +536,7 @@ static int summarize(const char *path, bool json)
         cli_reader_warning(prog, path, r);
     }
     rec_reader_close(r);
+    cli_losses_free(s.losses);
     summary_free(&s);
     return rc < 0 ? 1 : 0;
 }
