@@ -96,7 +96,10 @@ static json_t *type_schema(json_t *types, json_t *t, bool event)
         json_object_set_new(s, "title", json_string(str(f, "label")));
         json_object_set_new(s, "description", json_string(desc));
         json_object_set_new(props, str(f, "name"), s);
-        json_array_append_new(req, json_string(str(f, "name")));
+        /* "optional": appended to a type that recordings already held;
+         * absent from theirs. */
+        if (!json_is_true(json_object_get(f, "optional")))
+            json_array_append_new(req, json_string(str(f, "name")));
     }
     return json_pack("{s:s, s:s, s:s, s:o, s:o, s:b}",
                      "title", str(t, "label"),
