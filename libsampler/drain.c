@@ -29,6 +29,7 @@ typedef struct titem {
     size_t slot_size;
     uint64_t lost_n[RECS_LOST_NREASONS], lost_ns[RECS_LOST_NREASONS];
     bool start, end, snapshot;
+    int engine;                /* 0: no source */
     uint64_t start_ns, start_cpu, end_ns, end_cpu;
 } titem;
 
@@ -188,6 +189,7 @@ static void collect(recs__thread *t, bool dead, bool final, bool scanned)
         it->start_ns = t->start_ns;
         it->start_cpu = t->start_cpu;
         find_parent(it, t->parent_tid);
+        it->engine = t->timer_failed ? 0 : t->engine;
         t->start_pending = false;
     }
     if (dead || final) {
@@ -234,6 +236,9 @@ static void emit_item(const titem *it)
         ev.parentThread = it->parent_ref;
         ev.cpuTime = it->start_cpu;
         ev.startTime = it->start_ns;
+        if (it->engine)
+            rec_intern_cstr(recs__g.w, recs__engine_name(it->engine),
+                            &ev.engine);
         rec_emit_ThreadStart(st, &ev);
     }
     for (uint32_t i = 0; i < it->nreq; i++) {

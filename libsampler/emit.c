@@ -36,6 +36,8 @@ void recs__emit_settings(void)
                                                : "cfi");
     ev.stackDepth = recs__g.cfg.depth;
     ev.queueCapacity = recs__g.capacity;
+    ev.engine = str_id(recs__engine_name(recs__g.engine));
+    ev.engineNote = recs__g.engine_note[0] ? str_id(recs__g.engine_note) : 0;
     ev.startTime = recs__now_ns();
     rec_emit_RecordingSettings(recs__g.st, &ev);
 }

@@ -252,7 +252,7 @@ static void on_signal(int sig, siginfo_t *si, void *ucv)
     uint64_t period, n;
     recs__request *r;
 
-    if (si->si_code != SI_TIMER || si->si_value.sival_ptr != &recs__timer_cookie) {
+    if (!recs__signal_ours(si)) {
         forward(sig, si, ucv);
         errno = saved_errno;
         return;
@@ -265,7 +265,9 @@ static void on_signal(int sig, siginfo_t *si, void *ucv)
     }
     if (!atomic_load(&recs__g.running))
         goto out;   /* not in K either: the stop counts it undelivered */
-    n = (uint64_t)(si->si_overrun > 0 ? si->si_overrun : 0) + 1;
+    recs__signal_rearm(t, si);
+    if (!(n = recs__signal_periods(t, si)))
+        goto out;   /* its periods are in an earlier sample */
     period = atomic_load_explicit(&t->period_ns, memory_order_relaxed) * n;
     /* Every expiry that becomes a sample or a lost count below is in K,
      * so that only the others are counted undelivered (thread.c). */

@@ -13,7 +13,9 @@
  *               the program's view of its mask kept per thread
  *   exit.c      _exit, _Exit, exit_group: the recording finished first
  * Threads and sessions:
- *   thread.c    per-thread state, registration, timers, teardown
+ *   thread.c    per-thread state, registration, armings, teardown
+ *   engine.c, engine-timer.c, engine-perf.c   the signal's source per
+ *               thread: a CPU-time timer or a perf_event (engine.h)
  *   preload.c   LD_PRELOAD entry: constructor, pthread_create, fork, exec
  *   disposition.c  sigaction & co.: the dispositions the program sets and
  *               sees for the signals rec uses
@@ -32,12 +34,14 @@
 #ifndef RECS_INTERNAL_H
 #define RECS_INTERNAL_H
 
+#include <linux/perf_event.h>
 #include <pthread.h>
 #include <semaphore.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <time.h>
@@ -47,6 +51,7 @@
 #include "rec/sampler.h"
 #include "queue.h"
 #include "throttle.h"
+#include "engine.h"
 
 #define RECS_DEFAULT_DEPTH   64
 #define RECS_MAX_DEPTH       1024
@@ -96,6 +101,11 @@ typedef struct recs__thread {
      * the handler on this thread and by this thread's exit path, read (and
      * reset) under reg_lock; see thread.c for the ordering relied on. */
     _Atomic uint64_t expiries;
+    /* perf engine: the arming's origin (arm_cpu, for the handler) and the
+     * fd its signals carry in si_fd (kept after the close, for a signal
+     * still pending). */
+    _Atomic uint64_t origin_cpu;
+    _Atomic int perf_sig_fd;
 
     /* Registration, under recs__g.reg_lock. */
     struct recs__thread *prev, *next;
@@ -103,7 +113,12 @@ typedef struct recs__thread {
     pthread_t self;
     clockid_t cpuclock;
     timer_t timer;
-    bool has_timer, timer_failed;
+    int engine;                    /* RECS_ENGINE_TIMER or _PERF */
+    bool fell_back;                /* perf failed: a timer instead */
+    int perf_fd;                   /* the event, -1 if none */
+    uint64_t perf_id, perf_period;
+    bool perf_armed;               /* refreshed once: the handler goes on */
+    bool has_timer, timer_failed;  /* has a source (timer or event) */
     bool in_session;               /* ThreadStart due or written this session */
     bool start_pending;            /* ThreadStart not written yet */
     uint64_t start_ns, start_cpu;  /* when sampling began */
@@ -141,6 +156,7 @@ typedef struct recs__config {
     uint64_t flush_ns;
     int signo;
     unsigned queue_capacity;       /* 0: from the period */
+    int engine;                    /* requested: RECS_ENGINE_* */
     bool append, overwrite;
     char run_id[33];               /* REC_RUN_ID, "" if none */
     bool no_command_line;          /* REC_NO_COMMAND_LINE: argv[0] only */
@@ -167,6 +183,8 @@ typedef struct recs__global {
     /* Session (under drain_lock unless noted). */
     recs__config cfg;
     uint64_t period_ns;            /* effective period (reg_lock to change) */
+    int engine;                    /* the session's: RECS_ENGINE_TIMER/PERF */
+    char engine_note[256];         /* why not perf, or its limits */
     unsigned ncpus;
     uint32_t capacity;             /* queue slots for new threads */
     rec_writer *w;
@@ -220,6 +238,55 @@ static inline void recs__thread_add_lost(recs__thread *t, int reason,
 {
     atomic_fetch_add_explicit(&t->lost[reason].count, n, memory_order_relaxed);
     atomic_fetch_add_explicit(&t->lost[reason].ns, ns, memory_order_relaxed);
+}
+
+/* Signal-safe. Is si one of our sampling signals (a timer's, with our
+ * cookie, or the overflow of this thread's perf event)? */
+static inline bool recs__signal_ours(const siginfo_t *si)
+{
+    recs__thread *t;
+
+    if (si->si_code == SI_TIMER)
+        return si->si_value.sival_ptr == &recs__timer_cookie;
+    if (si->si_code != POLL_IN && si->si_code != POLL_HUP)
+        return false;
+    t = recs__self;
+    return (t && si->si_fd == atomic_load_explicit(&t->perf_sig_fd,
+                                                   memory_order_relaxed)) ||
+           recs__fd_in(recs__perf_fds_seen, si->si_fd);
+}
+
+/* Signal-safe. The periods one of our signals stands for, to add to K:
+ * a timer's 1 + overruns; for a perf overflow, the whole periods of CPU
+ * time since the arming's origin not yet in K (0: an earlier signal
+ * already covered them). */
+static inline uint64_t recs__signal_periods(recs__thread *t,
+                                            const siginfo_t *si)
+{
+    struct timespec ts;
+    uint64_t cpu, origin, period, e, k;
+
+    if (si->si_code == SI_TIMER)
+        return (uint64_t)(si->si_overrun > 0 ? si->si_overrun : 0) + 1;
+    period = atomic_load_explicit(&t->period_ns, memory_order_relaxed);
+    origin = atomic_load_explicit(&t->origin_cpu, memory_order_relaxed);
+    if (!period || clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+        return 1;
+    cpu = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    e = cpu > origin ? (cpu - origin) / period : 0;
+    k = atomic_load_explicit(&t->expiries, memory_order_relaxed);
+    return e > k ? e - k : 0;
+}
+
+/* Signal-safe. A perf event is armed for one overflow at a time
+ * (PERF_EVENT_IOC_REFRESH 1): a thread that keeps the signal blocked has
+ * at most one pending (a real-time signal would otherwise queue one per
+ * period). Its signal, once taken, re-arms it. */
+static inline void recs__signal_rearm(recs__thread *t, const siginfo_t *si)
+{
+    if (si->si_code != SI_TIMER && t && t->perf_fd >= 0 &&
+        si->si_fd == t->perf_fd && atomic_load(&recs__g.running))
+        ioctl(t->perf_fd, PERF_EVENT_IOC_REFRESH, 1);
 }
 
 /* sigmask.c. Our own mask changes bypass the interposed pthread_sigmask

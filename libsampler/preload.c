@@ -176,11 +176,16 @@ static void fork_child(void)
     recs__untracked_reset();
     recs__stacks_abandon();
     recs__uw_abandon();
+    /* The parent's perf events are its threads': only their fds came
+     * along. */
+    recs__perf_forget_all();
     if (self) {
         memset(&self->lost, 0, sizeof self->lost);
         self->q.count = 0;
         atomic_store(&self->q.lock, RECS_UNLOCKED);
         self->has_timer = self->in_session = self->start_pending = false;
+        self->perf_fd = -1;
+        atomic_store(&self->perf_sig_fd, -1);
         self->armed = self->stopped = false;   /* no timer survives fork */
         atomic_store(&self->expiries, 0);
         self->tid = recs__gettid();
@@ -305,8 +310,7 @@ static void before_exec(void)
     sigemptyset(&set);
     sigaddset(&set, recs__g.signo);
     rc = recs__real_sigtimedwait(&set, &si, &zero);
-    if (rc == recs__g.signo && !(si.si_code == SI_TIMER &&
-                                si.si_value.sival_ptr == &recs__timer_cookie))
+    if (rc == recs__g.signo && !recs__signal_ours(&si))
         syscall(SYS_rt_tgsigqueueinfo, getpid(), recs__gettid(), rc, &si);
 }
 

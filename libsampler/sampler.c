@@ -89,6 +89,8 @@ static int config_from_options(recs__config *cfg, const recs_options *o)
         strcmp(o->stack_walker, "fp"))
         return REC_EINVAL;
     cfg->fp_walker = o->stack_walker && !strcmp(o->stack_walker, "fp");
+    if (recs__engine_parse(o->engine, &cfg->engine) < 0)
+        return REC_EINVAL;
     cfg->append = o->append;
     cfg->overwrite = o->overwrite;
     cfg->output = strdup(o->output);
@@ -144,6 +146,12 @@ int recs__config_from_env(recs__config *cfg, char *err, size_t errlen)
         if (recs__parse_uint(v, 1, 100000, &n) < 0)
             BAD(REC_ENV_QUEUE_CAPACITY);
         o.queue_capacity = (unsigned)n;
+    }
+    if ((v = getenv("REC_ENGINE")) && *v) {
+        int e;
+        if (recs__engine_parse(v, &e) < 0)
+            BAD("REC_ENGINE");
+        o.engine = v;
     }
     if ((v = getenv(REC_ENV_APPEND)) && *v) {
         if (recs__parse_bool(v, &b) < 0)
@@ -228,20 +236,17 @@ static void reevaluate(void)
 /* The sampler thread                                                  */
 /* ------------------------------------------------------------------ */
 
-/* Our handler was replaced: stop every timer before one of its signals
+/* Our handler was replaced: stop every source before one of its signals
  * reaches whatever is installed now. The armings stay open, so the CPU
  * time that follows is counted lost (undelivered) when they end; threads
  * that start later get no timer (timer-failed). */
 static void stop_timers_hijacked(void)
 {
-    struct itimerspec zero;
-
-    memset(&zero, 0, sizeof zero);
     pthread_mutex_lock(&recs__g.reg_lock);
     recs__g.hijacked = true;
     for (recs__thread *t = recs__g.threads; t; t = t->next)
         if (t->in_session && t->has_timer)
-            timer_settime(t->timer, 0, &zero, NULL);
+            recs__engine_pause(t);
     pthread_mutex_unlock(&recs__g.reg_lock);
 }
 
@@ -374,6 +379,15 @@ int recs__start_config(const recs__config *cfg)
     copy.output = copy.throttle_text = NULL;
     recs__g.ncpus = online_cpus();
     recs__g.period_ns = recs__throttle_period(&recs__g.cfg.throttle, recs__g.ncpus);
+    rc = recs__engine_resolve(recs__g.cfg.engine, recs__g.period_ns,
+                              recs__g.engine_note, sizeof recs__g.engine_note);
+    if (rc < 0) {
+        recs__warn("the perf engine is not available to this process (%s); "
+                   "not recording (rec-start --engine auto or timer)",
+                   recs__g.engine_note);
+        goto out_drain;
+    }
+    recs__g.engine = rc;
     recs__g.capacity = recs__queue_capacity(recs__g.period_ns, recs__g.cfg.depth);
     memset(&recs__g.stats, 0, sizeof recs__g.stats);
     recs__g.stats.period_ns = recs__g.period_ns;

@@ -61,12 +61,13 @@ static bool swallow(const siginfo_t *si)
     recs__thread *t;
 
     if (recs__g.signo <= 0 || si->si_signo != recs__g.signo ||
-        si->si_code != SI_TIMER || si->si_value.sival_ptr != &recs__timer_cookie)
+        !recs__signal_ours(si))
         return false;
     atomic_fetch_add(&recs__g.inflight, 1);
     t = recs__self;
     if (t && atomic_load(&recs__g.running)) {
-        uint64_t n = 1 + (uint64_t)(si->si_overrun > 0 ? si->si_overrun : 0);
+        uint64_t n = recs__signal_periods(t, si);
+        recs__signal_rearm(t, si);
         uint64_t period = atomic_load_explicit(&t->period_ns,
                                                memory_order_relaxed);
         atomic_fetch_add_explicit(&t->expiries, n, memory_order_relaxed);

@@ -1,5 +1,6 @@
 /*
- * libsampler/thread.c - per-thread state: registration, the CPU-time timer,
+ * libsampler/thread.c - per-thread state: registration, the arming of the
+ * thread's signal source (engine.h: a CPU-time timer or a perf event),
  * teardown.
  *
  * A thread's state is created by the thread itself (our pthread_create
@@ -118,9 +119,11 @@ uint32_t recs__queue_capacity(uint64_t period_ns, unsigned depth)
 {
     size_t slot = recs__request_size(depth);
     size_t budget = (RECS_THREAD_BYTES - sizeof(recs__thread)) / slot;
-    uint64_t per = period_ns > 1000000 ? period_ns : 1000000;
-    /* Signals the timer can send between two drains (at most one per
-     * timer tick, overruns folded in), four times over for a sampler thread
+    /* A timer signals at most once per tick (1 ms at HZ=1000, overruns
+     * folded in); a perf event once per period. */
+    uint64_t floor = recs__g.engine == RECS_ENGINE_PERF ? 0 : 1000000;
+    uint64_t per = period_ns > floor ? period_ns : floor;
+    /* Signals between two drains, four times over for a sampler thread
      * that runs late on a busy machine. */
     uint64_t cap = 4 * (RECS_DRAIN_NS + per - 1) / per;
 
@@ -171,6 +174,8 @@ recs__thread *recs__thread_new(pid_t parent_tid)
     t->self = pthread_self();
     if (pthread_getcpuclockid(t->self, &t->cpuclock) != 0)
         t->cpuclock = CLOCK_THREAD_CPUTIME_ID;
+    t->perf_fd = -1;
+    atomic_store(&t->perf_sig_fd, -1);
     stack_bounds(t);
     return t;
 }
@@ -213,17 +218,11 @@ static int queue_prepare(recs__thread *t)
     return 0;
 }
 
-/* Arm t's timer: every period_ns, the first expiry after first_ns. */
+/* Arm t's source: every period_ns, the first expiry after first_ns. */
 static int settime(recs__thread *t, uint64_t period_ns, uint64_t first_ns)
 {
-    struct itimerspec its;
-
-    its.it_interval.tv_sec = (time_t)(period_ns / 1000000000u);
-    its.it_interval.tv_nsec = (long)(period_ns % 1000000000u);
-    its.it_value.tv_sec = (time_t)(first_ns / 1000000000u);
-    its.it_value.tv_nsec = (long)(first_ns % 1000000000u);
     atomic_store(&t->period_ns, period_ns);
-    return timer_settime(t->timer, 0, &its, NULL);
+    return recs__engine_settime(t, period_ns, first_ns);
 }
 
 /* End t's current arming at CPU clock cpu_ns: the expiries the kernel
@@ -279,6 +278,7 @@ static int rearm(recs__thread *t, uint64_t period_ns)
     close_arming(t, c);
     t->arm_cpu = c;
     t->arm_phase = partial;
+    atomic_store(&t->origin_cpu, c - partial);
     t->arm_period = period_ns;
     t->armed = true;
     return 0;
@@ -307,7 +307,7 @@ static uint64_t first_phase(const recs__thread *t, uint64_t period_ns)
  * gets its period changed. */
 int recs__thread_arm(recs__thread *t, uint64_t period_ns)
 {
-    struct sigevent sev;
+    bool fallback;
     uint64_t phase;
 
     if (t->in_session)
@@ -334,22 +334,20 @@ int recs__thread_arm(recs__thread *t, uint64_t period_ns)
         return REC_EIO;
     }
 
-    memset(&sev, 0, sizeof sev);
-    sev.sigev_notify = SIGEV_THREAD_ID;
-    sev.sigev_signo = recs__g.signo;
-    sev._sigev_un._tid = t->tid;
-    sev.sigev_value.sival_ptr = &recs__timer_cookie;
-    if (timer_create(t->cpuclock, &sev, &t->timer) != 0)
+    if (recs__engine_create(t, period_ns, &fallback) != 0)
         goto failed;
-    t->has_timer = true;
+    t->fell_back = fallback;
     atomic_store(&t->period_ns, period_ns);
     atomic_store(&t->safe, 1);
     /* ThreadStart's CPU time is the arming's origin: the same reading. */
     t->start_cpu = recs__thread_cpu_ns(t);
-    phase = first_phase(t, period_ns);
+    /* perf signals are not tick-bound: no random phase (its first
+     * overflow is a whole period away whatever first_ns says). */
+    phase = t->engine == RECS_ENGINE_PERF ? 0 : first_phase(t, period_ns);
+    atomic_store(&t->origin_cpu, t->start_cpu);
     if (settime(t, period_ns, period_ns - phase) != 0) {
         atomic_store(&t->safe, 0);
-        timer_delete(t->timer);
+        recs__engine_destroy(t);
         t->has_timer = false;
         goto failed;
     }
@@ -378,11 +376,9 @@ failed:
  * (its snapshot ThreadEnd). */
 void recs__thread_pause_timer(recs__thread *t)
 {
-    struct itimerspec zero;
     uint64_t c = recs__thread_cpu_ns(t);
 
-    memset(&zero, 0, sizeof zero);
-    if (timer_settime(t->timer, 0, &zero, NULL) == 0) {
+    if (recs__engine_pause(t) == 0) {
         t->stop_cpu = c;
         t->end_ns = recs__now_ns();
         t->stopped = true;
@@ -393,7 +389,7 @@ void recs__thread_disarm(recs__thread *t)
 {
     atomic_store(&t->safe, 0);
     if (t->has_timer) {
-        timer_delete(t->timer);
+        recs__engine_destroy(t);
         t->has_timer = false;
     }
 }
@@ -450,8 +446,8 @@ static void collect_pending(recs__thread *t)
     sigemptyset(&set);
     sigaddset(&set, recs__g.signo);
     while (recs__real_sigtimedwait(&set, &si, &zero) == recs__g.signo) {
-        uint64_t n = 1 + (uint64_t)(si.si_overrun > 0 ? si.si_overrun : 0);
-        if (si.si_code != SI_TIMER || si.si_value.sival_ptr != &recs__timer_cookie)
+        uint64_t n;
+        if (!recs__signal_ours(&si) || !(n = recs__signal_periods(t, &si)))
             continue;
         atomic_fetch_add_explicit(&t->expiries, n, memory_order_relaxed);
         recs__thread_add_lost(t, t->sig_blocked ? RECS_LOST_BLOCKED

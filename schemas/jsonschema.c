@@ -96,9 +96,12 @@ static json_t *type_schema(json_t *types, json_t *t, bool event)
         json_object_set_new(s, "title", json_string(str(f, "label")));
         json_object_set_new(s, "description", json_string(desc));
         json_object_set_new(props, str(f, "name"), s);
-        /* Nullable fields may also be absent: recordings written before
-         * such a field was added (ProcessInfo.runId) print without it. */
-        if (!json_is_true(json_object_get(f, "nullable")))
+        /* Nullable fields may also be absent (recordings written before
+         * such a field was added, e.g. ProcessInfo.runId, print without
+         * it), and so may "optional" ones: appended to a type that
+         * recordings already held. */
+        if (!json_is_true(json_object_get(f, "nullable")) &&
+            !json_is_true(json_object_get(f, "optional")))
             json_array_append_new(req, json_string(str(f, "name")));
     }
     return json_pack("{s:s, s:s, s:s, s:o, s:o, s:b}",

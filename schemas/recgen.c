@@ -113,7 +113,8 @@ static void load(json_t *root)
     static const char *const type_keys[] = { "comment", "id", "name", "kind", "label",
                                              "description", "fields", NULL };
     static const char *const field_keys[] = { "comment", "name", "type", "unit", "label",
-                                              "description", "array", "nullable", NULL };
+                                              "description", "array", "nullable",
+                                              "optional", NULL };
     if (!json_is_object(root))
         die("top level must be an object");
     check_keys(root, top_keys, "top level");

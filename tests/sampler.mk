@@ -74,5 +74,7 @@ tests_hazards_earlymain_LDADD = tests/hazards/libhzearly.la $(PTHREAD_LIBS)
 tests_hazards_api_SOURCES = tests/hazards/api.c tests/hazards/hazard.h
 tests_hazards_api_LDADD = libsampler/libsampler.la librecord/librecord.la $(PTHREAD_LIBS)
 
-TESTS += tests/test-sampler tests/test-sampler-hazards.sh
-dist_check_SCRIPTS += tests/test-sampler-hazards.sh
+TESTS += tests/test-sampler tests/test-sampler-hazards.sh \
+	tests/test-sampler-hazards-perf.sh
+dist_check_SCRIPTS += tests/test-sampler-hazards.sh \
+	tests/test-sampler-hazards-perf.sh

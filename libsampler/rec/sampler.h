@@ -40,6 +40,8 @@ typedef struct recs_options {
     bool append;                 /* append a recording to an existing file */
     bool overwrite;              /* replace an existing file (else REC_EEXIST) */
     const char *stack_walker;    /* "cfi" (NULL: default) or "fp" */
+    const char *engine;          /* "auto" (NULL), "perf", "timer": see
+                                    libsampler(3) */
 } recs_options;
 
 /* Defaults as documented above. */

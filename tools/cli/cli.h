@@ -262,4 +262,10 @@ void cli_chunk_order_error(const char *prog, const char *path,
 bool cli_chunk_changed(const rec_reader *r, uint64_t *last,
                        rec_chunk_info *info);
 
+/* The text of an event's String field (inline or a String-pool entry)
+ * named field, copied NUL-terminated into buf (truncated); false if the
+ * field is absent, null or not a string. */
+bool cli_event_string(const rec_event *ev, const char *field, char *buf,
+                      size_t size);
+
 #endif

@@ -54,6 +54,7 @@ struct opts {
     const char *flush;
     const char *signal;
     const char *walker;
+    const char *engine;
     bool follow, force, quiet, no_cmdline;
     char run_id[33];            /* REC_RUN_ID of this run */
 };
@@ -72,7 +73,9 @@ static void usage(FILE *f)
 "  -d, --stack-depth N      frames per sample, 1..1024 (default 64)\n"
 "      --max-chunk-size S   start a new chunk above S bytes (64M)\n"
 "      --flush-interval T   data readable within T (default 100ms)\n"
-"      --signal SIG         timer signal (default SIGPROF)\n"
+"      --signal SIG         sampling signal (default SIGPROF)\n"
+"      --engine E           auto (default), perf (perf_event task-clock per\n"
+"                           thread) or timer (CPU-time timers)\n"
 "      --stack-walker W     cfi (call-frame information, default) or fp\n"
 "                           (frame pointers)\n"
 "  -c, --follow-children    record descendant processes too, each into\n"
@@ -102,7 +105,8 @@ static int fail_usage(const char *fmt, ...)
 
 static int parse_args(int argc, char **argv, struct opts *o)
 {
-    enum { OPT_CHUNK = 256, OPT_FLUSH, OPT_SIGNAL, OPT_NO_CMDLINE, OPT_WALKER };
+    enum { OPT_CHUNK = 256, OPT_FLUSH, OPT_SIGNAL, OPT_NO_CMDLINE, OPT_WALKER,
+           OPT_ENGINE };
     static const struct option longopts[] = {
         { "output", required_argument, NULL, 'o' },
         { "force", no_argument, NULL, 'f' },
@@ -112,6 +116,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
         { "flush-interval", required_argument, NULL, OPT_FLUSH },
         { "signal", required_argument, NULL, OPT_SIGNAL },
         { "stack-walker", required_argument, NULL, OPT_WALKER },
+        { "engine", required_argument, NULL, OPT_ENGINE },
         { "follow-children", no_argument, NULL, 'c' },
         { "quiet", no_argument, NULL, 'q' },
         { "no-command-line", no_argument, NULL, OPT_NO_CMDLINE },
@@ -188,6 +193,13 @@ static int parse_args(int argc, char **argv, struct opts *o)
             if (recs__parse_signal(optarg, &sig) < 0)
                 return fail_usage("invalid or unusable signal '%s'", optarg);
             o->signal = optarg;
+            break;
+        case OPT_ENGINE:
+            if (strcmp(optarg, "auto") && strcmp(optarg, "perf") &&
+                strcmp(optarg, "timer"))
+                return fail_usage("invalid engine '%s' (auto, perf, timer)",
+                                  optarg);
+            o->engine = optarg;
             break;
         case 'c': o->follow = true; break;
         case OPT_NO_CMDLINE: o->no_cmdline = true; break;
@@ -282,6 +294,31 @@ static void die_like(int sig)
     exit(128 + sig);
 }
 
+/* An event's String field as text in buf (rec-start does not link the
+ * tools' common code: cli_event_string there). */
+static bool event_string(const rec_event *ev, const char *field, char *buf,
+                         size_t size)
+{
+    long f = rec_type_field_index(rec_event_type(ev), field);
+    rec_value v;
+    size_t n;
+
+    if (f < 0 || rec_event_get(ev, (size_t)f, &v) < 0)
+        return false;
+    if (v.kind == REC_REF && v.v.ref.entry) {
+        const rec_entry *e = v.v.ref.entry;
+        long sf = rec_type_field_index(rec_entry_type(e), "value");
+        if (sf < 0 || rec_entry_get(e, (size_t)sf, &v) < 0)
+            return false;
+    }
+    if (v.kind != REC_STRING)
+        return false;
+    n = v.v.str.len < size - 1 ? v.v.str.len : size - 1;
+    memcpy(buf, v.v.str.s, n);
+    buf[n] = '\0';
+    return true;
+}
+
 /* samples/lost of a finished (or abandoned) recording, for the summary. */
 static void summarize(const char *path, bool signaled)
 {
@@ -290,6 +327,7 @@ static void summarize(const char *path, bool signaled)
     const rec_type *lost_type = NULL;
     long lost_field = -1;
     uint64_t samples = 0, lost = 0;
+    char engine[64] = "", note[256] = "", tmp[256];
     cli_losses *losses;
     char line[1024];
     struct stat st;
@@ -313,6 +351,15 @@ static void summarize(const char *path, bool signaled)
             cli_losses_event(losses, ev);
         if (id == REC_TYPE_CPUTimeSample) {
             samples++;
+        } else if (id == REC_TYPE_RecordingSettings) {
+            /* The engine of the last recording in the file (exec). */
+            if (event_string(ev, "engine", engine, sizeof engine)) {
+                if (!event_string(ev, "engineNote", note, sizeof note))
+                    note[0] = '\0';
+            } else {
+                engine[0] = note[0] = '\0';
+            }
+
         } else if (id == REC_TYPE_CPUTimeSampleLost) {
             rec_value v;
             if (t != lost_type) {
@@ -324,9 +371,15 @@ static void summarize(const char *path, bool signaled)
                 lost += v.v.u;
         }
     }
-    fprintf(stderr, "%s: %s: %llu samples, %llu lost, %.1f KiB%s\n", prog, path,
-            (unsigned long long)samples, (unsigned long long)lost,
-            (double)st.st_size / 1024.0,
+    if (engine[0] && note[0])
+        snprintf(tmp, sizeof tmp, ", engine %s (%s)", engine, note);
+    else if (engine[0])
+        snprintf(tmp, sizeof tmp, ", engine %s", engine);
+    else
+        tmp[0] = '\0';
+    fprintf(stderr, "%s: %s: %llu samples, %llu lost, %.1f KiB%s%s\n", prog,
+            path, (unsigned long long)samples, (unsigned long long)lost,
+            (double)st.st_size / 1024.0, tmp,
             rc < 0 ? " (damaged: read up to the damage)"
             : rec_reader_warning(r) ? (signaled ? " (unfinished: read up to the "
                                        "last flush)" : " (unfinished)")
@@ -449,6 +502,7 @@ static int child_env(const struct opts *o, const char *output, const char *lib)
         rc |= setenv(REC_ENV_MAX_CHUNK_SIZE, o->max_chunk, 1);
     else
         unsetenv(REC_ENV_MAX_CHUNK_SIZE);
+    rc |= setenv("REC_ENGINE", o->engine ? o->engine : "auto", 1);
     if (o->signal)
         rc |= setenv(REC_ENV_SIGNAL, o->signal, 1);
     else
@@ -553,6 +607,11 @@ int main(int argc, char **argv)
     if (!is_file(lib)) {
         fprintf(stderr, "%s: sampler library not found: %s (set REC_SAMPLER_LIB)\n",
                 prog, lib);
+        return 1;
+    }
+    if (o.engine && !strcmp(o.engine, "perf") &&
+        start_check_perf(msg, sizeof msg) < 0) {
+        fprintf(stderr, "%s: %s\n", prog, msg);
         return 1;
     }
     if ((rc = start_find_program(argv[optind], &path, msg, sizeof msg)) < 0 ||

@@ -28,4 +28,9 @@ int start_check_output(const char *path, bool force, char *msg, size_t msize);
 /* Absolute form of path (malloc'ed), NULL on failure. */
 char *start_absolute(const char *path);
 
+/* With --engine perf: can this process (whose credentials, seccomp filter
+ * and limits the program inherits) open a task-clock perf_event? On
+ * failure msg says why. */
+int start_check_perf(char *msg, size_t msize);
+
 #endif

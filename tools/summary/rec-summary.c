@@ -46,6 +46,7 @@ struct summary {
     uint64_t start_ns, end_ns;
     bool have_start, complete;
     bool writing;               /* unfinished, and its writer is at it */
+    char engine[64], engine_note[256];   /* of the last RecordingSettings */
 
     cli_losses *losses;         /* where CPU without stacks went */
     struct type_stat *types;
@@ -268,8 +269,14 @@ static void account(struct summary *s, const rec_event *ev)
     }
     s->types[c->stat].count++;
     s->types[c->stat].bytes += rec_event_bytes(ev);
-    if (c->kind == K_OTHER)
+    if (c->kind == K_OTHER) {
+        if (!strcmp(s->types[c->stat].name, "RecordingSettings") &&
+            cli_event_string(ev, "engine", s->engine, sizeof s->engine) &&
+            !cli_event_string(ev, "engineNote", s->engine_note,
+                              sizeof s->engine_note))
+            s->engine_note[0] = '\0';
         return;
+    }
     /* The field indexes are the type's (c->thread >= 0 unless K_OTHER):
      * read the values in place rather than through rec_event_get(). */
     const rec_value *vals = rec_event_values(ev);
@@ -338,6 +345,10 @@ static void print_text(const struct summary *s, FILE *f)
     fprintf(f, " Duration: %s\n",
             cli_format_duration(s->end_ns > s->start_ns ? s->end_ns - s->start_ns : 0,
                                 t1, sizeof t1));
+    if (s->engine[0])
+        fprintf(f, " Engine: %s%s%s%s\n", s->engine,
+                s->engine_note[0] ? " (" : "", s->engine_note,
+                s->engine_note[0] ? ")" : "");
     fprintf(f, " Events: %" PRIu64 "%s\n\n", s->events,
             s->complete ? "" : s->writing
             ? " (still being written: up to its last flush)"
@@ -429,6 +440,11 @@ static int print_json(const struct summary *s, FILE *f)
     json_object_set_new(j, "complete", json_boolean(s->complete));
     if (!s->complete)
         json_object_set_new(j, "beingWritten", json_boolean(s->writing));
+    if (s->engine[0]) {     /* recordings before the engine field: none */
+        json_object_set_new(j, "engine", jstr(s->engine));
+        json_object_set_new(j, "engineNote", s->engine_note[0] ?
+                            jstr(s->engine_note) : json_null());
+    }
     for (size_t i = 0; i < s->ntypes; i++) {
         json_t *e = json_object();
         json_object_set_new(e, "type", jstr(s->types[i].name));
