@@ -189,8 +189,8 @@ for how in _exit _Exit exit_group abort segv; do
     fi
     run "exit$how" -- "$H/exiter" $how 100
     check_eval "$how: status $want (got $rc), recording finished, both threads ended, totals add up" \
-        '[ $rc = $want ] && [ $chk = 0 ] && [ "$(tot ends)" = 2 ] && [ "$(tot usage)" = 1 ] && all_thr stacked_ns'
-    [ $chk = 0 ] || diag_file "$T/exit$how.chk" 200
+        '[ $rc = $want ] && [ $chk = 0 ] && [ "$(tot ends)" = 2 ] && [ "$(tot usage)" = 1 ] && all_thr stacked_ns' ||
+        { diag "exit$how: rc=$rc chk=$chk"; diag_file "$T/exit$how.err"; grep -v "^func" "$T/exit$how.chk" | diag_file /dev/stdin 40; }
 done
 # The same through a shell that ends with _exit (dash).
 run exitsh -- sh -c 'i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done; exit 3'
