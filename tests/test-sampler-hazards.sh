@@ -109,7 +109,8 @@ check_eval "fork: children stay dormant (no other file)" '[ "$(ls "$T" | grep -c
 # 5: fork with REC_FOLLOW_CHILDREN=1: one recording per child.
 run follow REC_FOLLOW_CHILDREN=1 -- "$H/forker" 3
 nchild=$(find "$T" -maxdepth 1 -name 'follow.rec.[0-9]*' | grep -c '\.rec\.[0-9]*$')
-check_eval "follow children: 3 child recordings" '[ $rc = 0 ] && [ "$nchild" = 3 ]'
+check_eval "follow children: 3 child recordings" '[ $rc = 0 ] && [ "$nchild" = 3 ]' ||
+    { diag "follow: rc=$rc nchild=$nchild"; ls -l "$T" | grep follow | diag_file /dev/stdin 20; diag_file "$T/follow.err" 40; }
 okc=1
 for f in "$T"/follow.rec.*; do
     "$CHECK" "$f" >"$T/child.chk" 2>&1 || okc=0
@@ -235,7 +236,8 @@ check_eval "exit() from a thread: recording finished, its 3 threads end with it"
 run killed REC_FLUSH_INTERVAL=100ms -- "$H/killed" 9 600
 check_eval "SIGKILL: killed" '[ $rc = 137 ]'
 check_eval "SIGKILL: unfinished recording readable with samples" \
-    '[ $chk = 0 ] && [ "$(tot samples)" -gt 0 ] && [ "$(tot usage)" = 0 ]'
+    '[ $chk = 0 ] && [ "$(tot samples)" -gt 0 ] && [ "$(tot usage)" = 0 ]' ||
+    { diag "killed: chk=$chk"; diag_file "$T/killed.err"; grep -v "^func" "$T/killed.chk" | diag_file /dev/stdin 40; }
 
 # 14: SIGTERM with the default action: finished, then the same death.
 run termed -- "$H/killed" 15 300
