@@ -17,12 +17,14 @@ HAZARDS = tests/hazards/burn tests/hazards/forker tests/hazards/execer \
 	tests/hazards/killed tests/hazards/api tests/hazards/altstack \
 	tests/hazards/dlopener tests/hazards/sigdisp tests/hazards/c11sig \
 	tests/hazards/sighijack tests/hazards/sigwaiter tests/hazards/closeall \
-	tests/hazards/jumper tests/hazards/exitdrain tests/hazards/earlymain
+	tests/hazards/jumper tests/hazards/exitdrain tests/hazards/earlymain \
+	tests/hazards/sigstack
 check_PROGRAMS += $(HAZARDS)
 tests_hazards_sigdisp_SOURCES = tests/hazards/sigdisp.c tests/hazards/hazard.h
 # Strict ISO C: signal() is glibc's one-shot __sysv_signal there.
 tests_hazards_c11sig_SOURCES = tests/hazards/c11sig.c tests/hazards/hazard.h
 tests_hazards_c11sig_CFLAGS = $(AM_CFLAGS) -std=c11
+tests_hazards_sigstack_SOURCES = tests/hazards/sigstack.c tests/hazards/hazard.h
 tests_hazards_sighijack_SOURCES = tests/hazards/sighijack.c tests/hazards/hazard.h
 tests_hazards_sigwaiter_SOURCES = tests/hazards/sigwaiter.c tests/hazards/hazard.h
 tests_hazards_sigwaiter_LDADD = $(PTHREAD_LIBS)
@@ -71,3 +73,10 @@ tests_hazards_api_LDADD = libsampler/librecsampler.la librecord/librecord.la $(P
 
 TESTS += tests/test-sampler tests/test-sampler-hazards.sh
 dist_check_SCRIPTS += tests/test-sampler-hazards.sh
+# The Go hazard program (built by the test when go is installed) and the
+# build cache the test keeps in the build directory.
+EXTRA_DIST += tests/hazards/go/main.go tests/hazards/go/go.mod
+clean-local: clean-go-cache
+clean-go-cache:
+	-chmod -R u+w tests/go-cache 2>/dev/null; rm -rf tests/go-cache
+.PHONY: clean-go-cache
