@@ -109,6 +109,10 @@ typedef struct recs_config {
     int signo;
     unsigned queue_capacity;       /* 0: from the period */
     bool append, overwrite;
+    int output_fd;                 /* created by rec-start, or -1 */
+    bool has_id;                   /* append only to this file (exec) */
+    dev_t out_dev;
+    ino_t out_ino;
 } recs_config;
 
 typedef struct recs_global {
@@ -149,6 +153,10 @@ typedef struct recs_global {
     recs_stats stats;
     _Atomic uint64_t timer_failures;
     _Atomic uint64_t threads_seen;
+    int out_fd;                    /* the writer's fd, or -1 */
+    dev_t out_dev;                 /* the recording file being written */
+    ino_t out_ino;
+    int dir_fd;                    /* directory of cfg.output, or -1 */
     int status_fd;                 /* REC_STATUS_FD or -1 */
     dev_t status_dev;              /* what status_fd named at startup */
     ino_t status_ino;
@@ -197,6 +205,18 @@ void recs__after_fork_child(void);
 void recs__config_free(recs_config *cfg);
 int  recs__config_from_env(recs_config *cfg, char *err, size_t errlen);
 uint64_t recs__now_ns(void);
+
+/* fds.c: descriptors the sampler owns survive the program's closefrom()
+ * and close_range(). */
+#define RECS_MAX_OWNED_FDS 16
+int  recs__fd_own(int fd);
+void recs__fd_disown(int fd);
+bool recs__fd_owned(int fd);
+
+/* output.c */
+int  recs__output_open(const recs_config *cfg, int *fd);
+void recs__output_discard(const recs_config *cfg, dev_t dev, ino_t ino);
+int  recs__parse_fd_id(const char *v, int *fd, dev_t *dev, ino_t *ino);
 
 /* preload.c */
 void recs__hooks_once(void);                        /* pthread_atfork */

@@ -165,10 +165,13 @@ static void fork_child(void)
     /* The parent's writer, stream and tables are the parent's: abandoned,
      * never flushed or closed from here. */
     recs_g.w = NULL;
+    recs__fd_disown(recs_g.out_fd);    /* the parent's */
+    recs_g.out_fd = -1;
     recs_g.st = NULL;
     recs_g.sym = NULL;
     recs_g.sampler_started = false;
     recs_g.batch_size = 0;
+    recs__fd_disown(recs_g.status_fd);
     recs_g.status_fd = -1;
     recs__untracked_reset();
     recs__stacks_abandon();
@@ -193,7 +196,9 @@ static void fork_child(void)
         cfg = recs_g.cfg;
         cfg.output = out;
         cfg.append = false;
-        cfg.overwrite = true;
+        cfg.overwrite = false;     /* exclusive: a planted name is refused */
+        cfg.output_fd = -1;
+        cfg.has_id = false;
         recs_g.cfg.output = NULL;
         recs_g.cfg.throttle_text = NULL;
         recs__start_config(&cfg);
@@ -258,9 +263,11 @@ static bool owner(void)
     return atomic_load(&recs_g.running) && recs_g.pid == getpid();
 }
 
-/* envp with REC_APPEND=1, if it carries REC_OUTPUT; NULL if unchanged. */
+/* envp with REC_APPEND=1 and the identity of the file to append to
+ * (REC_OUTPUT_ID), if it carries REC_OUTPUT; NULL if unchanged. */
 static char **env_for_exec(char *const envp[])
 {
+    static char id[64];
     size_t n = 0;
     bool has_output = false;
     char **out;
@@ -270,13 +277,19 @@ static char **env_for_exec(char *const envp[])
     for (; envp[n]; n++)
         if (!strncmp(envp[n], "REC_OUTPUT=", 11))
             has_output = true;
-    if (!has_output || !(out = malloc((n + 2) * sizeof *out)))
+    if (!has_output || !(out = malloc((n + 3) * sizeof *out)))
         return NULL;
     size_t k = 0;
     for (size_t i = 0; i < n; i++)
-        if (strncmp(envp[i], "REC_APPEND=", 11))
+        if (strncmp(envp[i], "REC_APPEND=", 11) &&
+            strncmp(envp[i], "REC_OUTPUT_ID=", 14) &&
+            strncmp(envp[i], "REC_OUTPUT_FD=", 14))
             out[k++] = envp[i];
     out[k++] = (char *)"REC_APPEND=1";
+    snprintf(id, sizeof id, "REC_OUTPUT_ID=%llu:%llu",
+             (unsigned long long)recs_g.out_dev,
+             (unsigned long long)recs_g.out_ino);
+    out[k++] = id;
     out[k] = NULL;
     return out;
 }
@@ -312,6 +325,10 @@ static void after_failed_exec(void)
     if (cfg.output) {
         cfg.append = true;
         cfg.overwrite = false;
+        cfg.output_fd = -1;
+        cfg.has_id = true;
+        cfg.out_dev = recs_g.out_dev;
+        cfg.out_ino = recs_g.out_ino;
         recs__start_config(&cfg);
     }
     errno = err;
@@ -489,15 +506,22 @@ static void recs_preload_init(void)
         become_root(own, pid);
     }
     if (!own && (v = getenv("REC_STATUS_FD")) && *v) {
-        uint64_t fd;
+        int fd;
+        dev_t dev;
+        ino_t ino;
         struct stat st;
-        /* Remembered by identity: a program that closes every fd may
-         * reuse the number for a file of its own. */
-        if (recs_parse_uint(v, 0, 1 << 20, &fd) == 0 &&
-            fstat((int)fd, &st) == 0) {
-            recs_g.status_fd = (int)fd;
+        /* FD:DEV:INO: a number alone, inherited from anywhere, could name
+         * the program's stdout. Remembered by identity: a program that
+         * closes every fd may reuse the number for a file of its own. */
+        if (recs__parse_fd_id(v, &fd, &dev, &ino) == 0 &&
+            fstat(fd, &st) == 0 && st.st_dev == dev && st.st_ino == ino) {
+            recs_g.status_fd = fd;
             recs_g.status_dev = st.st_dev;
             recs_g.status_ino = st.st_ino;
+            recs__fd_own(fd);
+        } else {
+            recs__warn("ignoring REC_STATUS_FD=%s: not a descriptor rec-start "
+                       "opened", v);
         }
         /* Each image of the root process (exec) writes its own line;
          * followed children do not report. */
@@ -507,6 +531,25 @@ static void recs_preload_init(void)
         free(own);
         return;
     }
+    if (!own && (v = getenv("REC_OUTPUT_FD")) && *v) {
+        int fd;
+        dev_t dev;
+        ino_t ino;
+        struct stat st;
+        /* The file rec-start created; only if the number still names it. */
+        if (recs__parse_fd_id(v, &fd, &dev, &ino) < 0 ||
+            fstat(fd, &st) != 0 || st.st_dev != dev || st.st_ino != ino ||
+            !S_ISREG(st.st_mode)) {
+            recs__warn("REC_OUTPUT_FD=%s does not name the file rec-start "
+                       "created; not recording", v);
+            recs__config_free(&cfg);
+            free(own);
+            return;
+        }
+        cfg.output_fd = fd;
+        cfg.append = false;
+    }
+    unsetenv("REC_OUTPUT_FD");
     free(own);
     recs_g.registry = true;
     recs__thread_key_init();

@@ -28,6 +28,8 @@ recs_global recs_g = {
     .reg_lock = PTHREAD_MUTEX_INITIALIZER,
     .drain_lock = PTHREAD_MUTEX_INITIALIZER,
     .status_fd = -1,
+    .out_fd = -1,
+    .dir_fd = -1,
 };
 
 extern _Atomic int recs__fatal_sig;
@@ -69,6 +71,7 @@ static int config_from_options(recs_config *cfg, const recs_options *o)
     const char *thr = o->throttle ? o->throttle : "10ms";
 
     memset(cfg, 0, sizeof *cfg);
+    cfg->output_fd = -1;
     if (!o->output || !*o->output)
         return REC_EINVAL;
     if (recs_parse_throttle(thr, &cfg->throttle) < 0)
@@ -98,12 +101,14 @@ int recs__config_from_env(recs_config *cfg, char *err, size_t errlen)
     recs_options o;
     const char *v;
     uint64_t n;
-    bool b;
-    int sig;
+    bool b, has_id = false;
+    int sig, rc;
+    dev_t id_dev = 0;
+    ino_t id_ino = 0;
 
     recs_options_init(&o);
     o.output = getenv("REC_OUTPUT");
-    o.overwrite = true;   /* rec-start decided whether the file may go */
+    /* Created exclusively: rec-start removed what --force allowed. */
 #define BAD(name) do { snprintf(err, errlen, "invalid %s=%s", name, v); \
                        return REC_EINVAL; } while (0)
     if ((v = getenv("REC_THROTTLE")) && *v)
@@ -139,6 +144,11 @@ int recs__config_from_env(recs_config *cfg, char *err, size_t errlen)
         o.append = b;
         o.overwrite = !b;
     }
+    if ((v = getenv("REC_OUTPUT_ID")) && *v && o.append) {
+        if (recs__parse_fd_id(v, NULL, &id_dev, &id_ino) < 0)
+            BAD("REC_OUTPUT_ID");
+        has_id = true;
+    }
     if ((v = getenv("REC_THROTTLE")) && *v) {
         recs_throttle t;
         if (recs_parse_throttle(v, &t) < 0)
@@ -149,7 +159,12 @@ int recs__config_from_env(recs_config *cfg, char *err, size_t errlen)
         snprintf(err, errlen, "REC_OUTPUT is not set");
         return REC_EINVAL;
     }
-    return config_from_options(cfg, &o);
+    if ((rc = config_from_options(cfg, &o)) < 0)
+        return rc;
+    cfg->has_id = has_id;
+    cfg->out_dev = id_dev;
+    cfg->out_ino = id_ino;
+    return 0;
 }
 
 void recs_options_init(recs_options *opt)
@@ -310,7 +325,10 @@ static void session_close(void)
         recs_g.sym = NULL;
     }
     if (recs_g.w) {
-        int rc = rec_writer_close(recs_g.w);
+        int rc;
+        recs__fd_disown(recs_g.out_fd);
+        recs_g.out_fd = -1;
+        rc = rec_writer_close(recs_g.w);
         if (rc < 0 && errno == EBADF)
             recs__warn("%s: the program closed or replaced the recording's "
                        "file descriptor; the recording ends at the last "
@@ -352,11 +370,34 @@ int recs__start_config(const recs_config *cfg)
     rec_writer_options_init(&wo);
     wo.max_chunk_bytes = recs_g.cfg.max_chunk_bytes;
     wo.append = recs_g.cfg.append;
-    wo.overwrite = recs_g.cfg.overwrite;
-    if ((rc = rec_writer_open(&recs_g.w, recs_g.cfg.output, &wo)) < 0) {
-        recs__warn("cannot open %s: %s", recs_g.cfg.output, rec_strerror(rc));
-        recs_g.w = NULL;
-        goto out_drain;
+    {
+        int fd;
+        struct stat st;
+        if ((rc = recs__output_open(&recs_g.cfg, &fd)) < 0) {
+            recs__warn("cannot %s %s: %s; this process is not recorded",
+                       recs_g.cfg.append ? "open" : "create",
+                       recs_g.cfg.output, strerror(errno));
+            recs_g.w = NULL;
+            goto out_drain;
+        }
+        /* rec-start's descriptor is used once (a failed exec reopens). */
+        recs_g.cfg.output_fd = -1;
+        if (fstat(fd, &st) != 0) {
+            rc = REC_EIO;
+            close(fd);
+            goto out_drain;
+        }
+        if ((rc = rec_writer_open_fd(&recs_g.w, fd, &wo)) < 0) {
+            recs__warn("cannot write %s: %s; this process is not recorded",
+                       recs_g.cfg.output, strerror(errno));
+            recs__output_discard(&recs_g.cfg, st.st_dev, st.st_ino);
+            recs_g.w = NULL;
+            goto out_drain;
+        }
+        recs_g.out_dev = st.st_dev;
+        recs_g.out_ino = st.st_ino;
+        recs_g.out_fd = rec_writer_fd(recs_g.w);
+        recs__fd_own(recs_g.out_fd);
     }
     if ((rc = rec_stream_open(recs_g.w, &recs_g.st)) < 0 ||
         (rc = recs_symbols_create(&recs_g.sym, recs_g.w)) < 0 ||

@@ -196,9 +196,23 @@ check "invalid REC_THROTTLE: warning, program unaffected" \
     '[ $rc = 0 ] && grep -q "REC_THROTTLE" "$T/b.err" && [ ! -e "$T/bad.rec" ] && [ ! -s "$T/b.out" ]'
 
 # 18: REC_STATUS_FD summary line.
+# The descriptor is named with the identity of what it must be open on.
 rm -f "$T/st.rec"
-env REC_OUTPUT="$T/st.rec" REC_STATUS_FD=9 LD_PRELOAD="$PRELOAD" "$H/burn" 1 100 9>"$T/status" >/dev/null 2>&1
+: >"$T/status"
+env REC_OUTPUT="$T/st.rec" REC_STATUS_FD=9:$(stat -c %d:%i "$T/status") \
+    LD_PRELOAD="$PRELOAD" "$H/burn" 1 100 9>>"$T/status" >/dev/null 2>&1
 check "REC_STATUS_FD: one summary line" 'grep -Eq "^samples=[1-9][0-9]* lost=[0-9]+$" "$T/status"'
+# 18b: a REC_STATUS_FD inherited from elsewhere (a bare number, or an
+# identity that is not what the fd is open on) never makes rec write
+# into the program's stdout.
+for v in 1 "1:0:0"; do
+    rm -f "$T/st2.rec"
+    env REC_OUTPUT="$T/st2.rec" REC_STATUS_FD="$v" LD_PRELOAD="$PRELOAD" \
+        "$H/burn" 1 50 >"$T/st2.out" 2>"$T/st2.err"
+    rc=$?
+    check "REC_STATUS_FD=$v from the environment: nothing on stdout, ignored with a warning" \
+        '[ $rc = 0 ] && [ ! -s "$T/st2.out" ] && grep -q "ignoring REC_STATUS_FD" "$T/st2.err"'
+done
 
 # 19: chunk rotation while sampling: pools re-emitted per chunk.
 run rotate REC_THROTTLE=1ms REC_MAX_CHUNK_SIZE=4096 REC_FLUSH_INTERVAL=50ms -- "$H/burn" 2 150
@@ -323,9 +337,10 @@ check "thread started before the sampler: warned, its CPU time reported lost (un
 # writes into its files (recording fd and REC_STATUS_FD).
 name=closeall
 rm -f "$T/$name.rec" "$T/$name.log"
+: >"$T/$name.status"
 timeout -s KILL 120 env REC_OUTPUT="$T/$name.rec" REC_FLUSH_INTERVAL=10ms \
-    REC_STATUS_FD=9 sh -c 'REC_ROOT_PID=$$ LD_PRELOAD="$0" exec "$@"' \
-    "$PRELOAD" "$H/closeall" "$T/$name.log" 9>"$T/$name.status" \
+    REC_STATUS_FD=9:$(stat -c %d:%i "$T/$name.status") sh -c 'REC_ROOT_PID=$$ LD_PRELOAD="$0" exec "$@"' \
+    "$PRELOAD" "$H/closeall" "$T/$name.log" 9>>"$T/$name.status" \
     >"$T/$name.out" 2>"$T/$name.err"
 rc=$?
 check "close every fd, reuse the numbers: program's log intact (status $rc)" \
@@ -333,6 +348,19 @@ check "close every fd, reuse the numbers: program's log intact (status $rc)" \
 check "close every fd: warned that the recording's fd was lost" \
     'grep -q "closed or replaced" "$T/$name.err"'
 [ $rc = 0 ] || diag <"$T/$name.err"
+
+# 25b: closefrom(), close_range() and the raw system call: the range is
+# closed around rec's descriptors, the recording goes on to the end.
+for m in closefrom close_range syscall; do
+    run "closer-$m" REC_FLUSH_INTERVAL=10ms -- "$H/closer" $m
+    if [ $rc = 77 ]; then
+        ok "$m(3, ~0) # SKIP not available here"
+        continue
+    fi
+    check "$m(3, ~0): program unaffected (status $rc), recording finished after it" \
+        '[ $rc = 0 ] && [ $chk = 0 ] && [ "$(tot usage)" = 1 ] && [ "$(tot samples)" -gt 20 ] && ! grep -q "closed or replaced" "$T/$name.err"' ||
+        sed 's/^/# /' "$T/$name.err" | tail -3
+done
 
 # 26: a Go program that calls C (cgo), also as a position-independent
 # executable, with the default signal and with another one: goroutine
