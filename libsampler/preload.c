@@ -263,28 +263,42 @@ static bool owner(void)
     return atomic_load(&recs_g.running) && recs_g.pid == getpid();
 }
 
-/* envp with REC_APPEND=1 and the identity of the file to append to
- * (REC_OUTPUT_ID), if it carries REC_OUTPUT; NULL if unchanged. */
+/* envp continuing this process's recording, if it carries REC_OUTPUT:
+ * this file and root pid (a shell passes its own copy of the variables,
+ * not what a followed child's environ says), REC_APPEND=1 and the
+ * identity of the file to append to (REC_OUTPUT_ID). NULL if unchanged. */
 static char **env_for_exec(char *const envp[])
 {
-    static char id[64];
+    static char id[64], root[32];
+    static char *output;
     size_t n = 0;
     bool has_output = false;
     char **out;
 
-    if (!envp)
+    if (!envp || !recs_g.cfg.output)
         return NULL;
     for (; envp[n]; n++)
         if (!strncmp(envp[n], "REC_OUTPUT=", 11))
             has_output = true;
-    if (!has_output || !(out = malloc((n + 3) * sizeof *out)))
+    if (!has_output || !(out = malloc((n + 5) * sizeof *out)))
         return NULL;
+    free(output);
+    if (asprintf(&output, "REC_OUTPUT=%s", recs_g.cfg.output) < 0) {
+        output = NULL;
+        free(out);
+        return NULL;
+    }
     size_t k = 0;
     for (size_t i = 0; i < n; i++)
         if (strncmp(envp[i], "REC_APPEND=", 11) &&
             strncmp(envp[i], "REC_OUTPUT_ID=", 14) &&
-            strncmp(envp[i], "REC_OUTPUT_FD=", 14))
+            strncmp(envp[i], "REC_OUTPUT_FD=", 14) &&
+            strncmp(envp[i], "REC_OUTPUT=", 11) &&
+            strncmp(envp[i], "REC_ROOT_PID=", 13))
             out[k++] = envp[i];
+    snprintf(root, sizeof root, "REC_ROOT_PID=%d", (int)getpid());
+    out[k++] = output;
+    out[k++] = root;
     out[k++] = (char *)"REC_APPEND=1";
     snprintf(id, sizeof id, "REC_OUTPUT_ID=%llu:%llu",
              (unsigned long long)recs_g.out_dev,

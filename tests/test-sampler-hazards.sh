@@ -188,6 +188,27 @@ env REC_OUTPUT="$T/dormant.rec" REC_ROOT_PID=1 LD_PRELOAD="$PRELOAD" "$H/burn" 1
 rc=$?
 check "dormant (not the root pid): runs, writes nothing" '[ $rc = 0 ] && [ ! -e "$T/dormant.rec" ] && [ ! -s "$T/d.out" ]'
 
+# 16b: a followed child whose file name was planted as a symbolic link:
+# not followed, the target untouched, the child records nothing (no empty
+# file) and says so.
+echo precious >"$T/victim"
+rm -f "$T/plant.rec"*
+timeout -s KILL 60 sh -c 'ln -s "$1" "$2.$$" && exec env REC_OUTPUT="$2" \
+    REC_ROOT_PID=1 REC_FOLLOW_CHILDREN=1 LD_PRELOAD="$3" "$4" 1 20' \
+    sh "$T/victim" "$T/plant.rec" "$PRELOAD" "$H/burn" >"$T/plant.out" 2>"$T/plant.err"
+rc=$?
+check "followed child, symbolic link planted at its name: target untouched, nothing recorded, warned" \
+    '[ $rc = 0 ] && [ "$(cat "$T/victim")" = precious ] && [ "$(ls "$T" | grep -c "^plant\.rec")" = 1 ] && grep -q "cannot create" "$T/plant.err"'
+
+# 16c: REC_OUTPUT_FD must name the file rec-start created: anything else
+# (the program's stdout here) is never written.
+rm -f "$T/ofd.rec"
+env REC_OUTPUT="$T/ofd.rec" REC_OUTPUT_FD="1:0:0" LD_PRELOAD="$PRELOAD" \
+    "$H/burn" 1 20 >"$T/ofd.out" 2>"$T/ofd.err"
+rc=$?
+check "REC_OUTPUT_FD not naming rec-start's file: nothing written to that fd, not recording" \
+    '[ $rc = 0 ] && [ ! -s "$T/ofd.out" ] && [ ! -e "$T/ofd.rec" ] && grep -q "REC_OUTPUT_FD" "$T/ofd.err"'
+
 # 17: invalid settings: a warning, the program runs unrecorded.
 rm -f "$T/bad.rec"
 env REC_OUTPUT="$T/bad.rec" REC_THROTTLE=fast LD_PRELOAD="$PRELOAD" "$H/burn" 1 20 >"$T/b.out" 2>"$T/b.err"

@@ -238,36 +238,57 @@ char *start_absolute(const char *path)
     return r;
 }
 
-/* Create the output (and remove it again) so that every reason it cannot be
- * written - missing directory, permissions, read-only file system - is
- * reported before the program runs; the sampler then creates it exclusively.
- * An existing file is an error unless force, which removes it. */
+/* What can be said before the program runs: an existing name is an
+ * error unless force, and force replaces only a regular file (never a
+ * device node, a FIFO, a directory or what a symbolic link points to).
+ * The file itself is created exclusively later (start_create_output), in
+ * the child, so that no name planted in between is ever followed. */
 int start_check_output(const char *path, bool force, char *msg, size_t msize)
 {
     struct stat st;
-    int fd;
 
-    if (lstat(path, &st) == 0) {
-        if (!force) {
-            set_msg(msg, msize, "%s: file exists (use --force to replace it)",
-                    path);
-            return START_ERROR;
-        }
-        if (S_ISDIR(st.st_mode)) {
-            set_msg(msg, msize, "%s: is a directory", path);
-            return START_ERROR;
-        }
-        if (unlink(path) < 0) {
-            set_msg(msg, msize, "%s: cannot replace: %s", path, strerror(errno));
-            return START_ERROR;
-        }
-    }
-    fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-    if (fd < 0) {
-        set_msg(msg, msize, "%s: cannot create: %s", path, strerror(errno));
+    if (lstat(path, &st) != 0)
+        return 0;
+    if (S_ISDIR(st.st_mode)) {
+        set_msg(msg, msize, "%s: is a directory", path);
         return START_ERROR;
     }
-    close(fd);
-    unlink(path);
+    if (!force) {
+        set_msg(msg, msize, "%s: file exists (use --force to replace it)",
+                path);
+        return START_ERROR;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        set_msg(msg, msize, "%s: not a regular file (%s): --force replaces "
+                "only a regular file", path,
+                S_ISLNK(st.st_mode) ? "a symbolic link" :
+                S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device" :
+                S_ISFIFO(st.st_mode) ? "a FIFO" :
+                S_ISSOCK(st.st_mode) ? "a socket" : "not a file");
+        return START_ERROR;
+    }
+    if (unlink(path) < 0) {
+        set_msg(msg, msize, "%s: cannot replace: %s", path, strerror(errno));
+        return START_ERROR;
+    }
+    return 0;
+}
+
+/* The recording file, created exclusively (a symbolic link or anything
+ * else planted at the name is refused, not followed), mode 0600 whatever
+ * the umask: it holds command lines, paths and addresses. Not close-on-
+ * exec: the sampler in the program writes through it. */
+int start_create_output(const char *path, int *fd)
+{
+    *fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW, 0600);
+    if (*fd < 0)
+        return -1;
+    if (fchmod(*fd, 0600) != 0) {
+        int e = errno;
+        close(*fd);
+        unlink(path);
+        errno = e;
+        return -1;
+    }
     return 0;
 }
