@@ -218,6 +218,14 @@ int  recs__output_open(const recs_config *cfg, int *fd);
 void recs__output_discard(const recs_config *cfg, dev_t dev, ino_t ino);
 int  recs__parse_fd_id(const char *v, int *fd, dev_t *dev, ino_t *ino);
 
+/* status.c */
+extern _Atomic int recs__write_errno;
+void recs__status_send(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2)));
+void recs__write_failed(int err);
+bool recs__xfsz_pending(void);
+void recs__xfsz_take(bool was_pending);
+
 /* preload.c */
 void recs__hooks_once(void);                        /* pthread_atfork */
 int  recs__real_pthread_create(pthread_t *th, const pthread_attr_t *attr,

@@ -283,9 +283,15 @@ static void *sampler_main(void *arg)
         recs__untracked_poll();
         if (recs_g.w && now - recs_g.last_flush_ns >= recs_g.cfg.flush_ns) {
             recs_g.last_flush_ns = now;
-            rec_writer_flush(recs_g.w);
+            if (rec_writer_flush(recs_g.w) < 0)
+                recs__write_failed(errno);
         }
         pthread_mutex_unlock(&recs_g.drain_lock);
+        if (atomic_load(&recs__write_errno)) {
+            /* A full disk, a size limit: stop with what fit. */
+            recs__stop(true, true);
+            return NULL;
+        }
     }
     return NULL;
 }
@@ -333,13 +339,31 @@ static void session_close(void)
             recs__warn("%s: the program closed or replaced the recording's "
                        "file descriptor; the recording ends at the last "
                        "write before that", recs_g.cfg.output);
-        else if (rc < 0)
-            recs__warn("closing %s: %s", recs_g.cfg.output, rec_strerror(rc));
+        else if (rc < 0 && !atomic_load(&recs__write_errno))
+            recs__write_failed(errno);
         recs_g.w = NULL;
     }
 }
 
+static int start_config(const recs_config *cfg);
+
+/* Signals blocked: a write beyond RLIMIT_FSIZE raises SIGXFSZ in this
+ * thread, the program's; taken back before the mask is restored. */
 int recs__start_config(const recs_config *cfg)
+{
+    sigset_t old;
+    bool xf;
+    int rc;
+
+    recs__block_async(&old);
+    xf = recs__xfsz_pending();
+    rc = start_config(cfg);
+    recs__xfsz_take(xf);
+    recs__restore_mask(&old);
+    return rc;
+}
+
+static int start_config(const recs_config *cfg)
 {
     rec_writer_options wo;
     recs_config copy;
@@ -362,6 +386,7 @@ int recs__start_config(const recs_config *cfg)
     recs_g.period_ns = recs_throttle_period(&recs_g.cfg.throttle, recs_g.ncpus);
     recs_g.capacity = recs__queue_capacity(recs_g.period_ns, recs_g.cfg.depth);
     memset(&recs_g.stats, 0, sizeof recs_g.stats);
+    atomic_store(&recs__write_errno, 0);
     recs_g.stats.period_ns = recs_g.period_ns;
     atomic_store(&recs_g.timer_failures, 0);
     atomic_store(&recs_g.threads_seen, 0);
@@ -388,8 +413,7 @@ int recs__start_config(const recs_config *cfg)
             goto out_drain;
         }
         if ((rc = rec_writer_open_fd(&recs_g.w, fd, &wo)) < 0) {
-            recs__warn("cannot write %s: %s; this process is not recorded",
-                       recs_g.cfg.output, strerror(errno));
+            recs__write_failed(errno);
             recs__output_discard(&recs_g.cfg, st.st_dev, st.st_ino);
             recs_g.w = NULL;
             goto out_drain;
@@ -449,9 +473,7 @@ out_unlock:
 
 static void write_status(void)
 {
-    char line[128];
     struct stat st;
-    int n;
 
     if (recs_g.status_fd < 0)
         return;
@@ -462,12 +484,9 @@ static void write_status(void)
         recs_g.status_fd = -1;
         return;
     }
-    n = snprintf(line, sizeof line, "samples=%llu lost=%llu\n",
-                 (unsigned long long)recs_g.stats.samples,
-                 (unsigned long long)recs_g.stats.lost);
-    if (write(recs_g.status_fd, line, (size_t)n) < 0) {
-        /* rec-start went away: nothing to tell. */
-    }
+    recs__status_send("samples=%llu lost=%llu",
+                      (unsigned long long)recs_g.stats.samples,
+                      (unsigned long long)recs_g.stats.lost);
 }
 
 static void emit_usage(void)
@@ -554,6 +573,7 @@ int recs__stop(bool from_sampler, bool bounded)
 {
     uint64_t deadline = recs__now_ns() + RECS_STOP_WAIT_NS;
     sigset_t old;
+    bool xf;
 
     /* A vfork child shares our memory and locks: nothing here is its. */
     if (recs_g.pid != getpid())
@@ -614,13 +634,15 @@ int recs__stop(bool from_sampler, bool bounded)
         recs__restore_mask(&old);
         return REC_EIO;
     }
+    xf = recs__xfsz_pending();
     recs__drain_locked(true);
     recs__untracked_emit();
     emit_usage();
     recs_g.stats.timer_failures = atomic_load(&recs_g.timer_failures);
     recs_g.stats.threads = atomic_load(&recs_g.threads_seen);
-    write_status();
     session_close();
+    write_status();
+    recs__xfsz_take(xf);
     pthread_mutex_unlock(&recs_g.drain_lock);
     pthread_mutex_unlock(&recs_g.ctl_lock);
     recs__restore_mask(&old);
@@ -705,8 +727,14 @@ int recs_drain(void)
         was_safe = atomic_exchange(&self->safe, 0);
     pthread_mutex_lock(&recs_g.drain_lock);
     if (recs_g.w) {
+        bool xf = recs__xfsz_pending();
         recs__drain_locked(false);
         rc = rec_writer_flush(recs_g.w);
+        if (rc < 0) {
+            recs__write_failed(errno);
+            sem_post(&recs_g.wake);     /* the sampler thread stops */
+        }
+        recs__xfsz_take(xf);
         recs_g.last_flush_ns = recs__now_ns();
     }
     pthread_mutex_unlock(&recs_g.drain_lock);

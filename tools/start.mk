@@ -42,7 +42,7 @@ tests_test_symbols_CFLAGS = $(AM_CFLAGS) $(PTHREAD_CFLAGS) -fno-optimize-sibling
 tests_test_symbols_LDADD = librecord/librecord.la $(ELF_LIBS) $(PTHREAD_LIBS) -ldl
 
 TESTS += tests/test-symbols tests/test-start.sh tests/test-start-exit.sh \
-	tests/test-start-follow.sh tests/test-stacks.sh
+	tests/test-start-follow.sh tests/test-stacks.sh tests/test-start-full.sh
 dist_check_SCRIPTS += tests/test-start.sh tests/test-start-exit.sh \
-	tests/test-start-follow.sh tests/test-stacks.sh
+	tests/test-start-follow.sh tests/test-stacks.sh tests/test-start-full.sh
 dist_man_MANS += man/rec-start.1
