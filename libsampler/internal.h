@@ -226,6 +226,10 @@ void recs__write_failed(int err);
 bool recs__xfsz_pending(void);
 void recs__xfsz_take(bool was_pending);
 
+/* env.c */
+size_t recs__env_strip_size(char *const envp[]);
+char **recs__env_strip(char *const envp[], void *mem);
+
 /* preload.c */
 void recs__hooks_once(void);                        /* pthread_atfork */
 int  recs__real_pthread_create(pthread_t *th, const pthread_attr_t *attr,

@@ -25,11 +25,13 @@
 #include <alloca.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <spawn.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -37,6 +39,7 @@ typedef int (*pthread_create_fn)(pthread_t *, const pthread_attr_t *,
                                  void *(*)(void *), void *);
 static pthread_create_fn real_pthread_create;
 static bool follow_children;
+static bool preloaded;              /* started by rec-start's environment */
 static __thread sigset_t fork_mask;
 static __thread int fork_was_safe;
 
@@ -256,6 +259,16 @@ static void resolve_exec(void)
         real_pthread_create = (pthread_create_fn)next_sym("pthread_create");
 }
 
+/* A process that is not recorded (and whose exec'd image will not be)
+ * passes on neither rec's variables nor its LD_PRELOAD entries. */
+#define STRIP_ENV(envp)                                                   \
+    do {                                                                  \
+        size_t sz_;                                                       \
+        if (preloaded && !follow_children &&                              \
+            (sz_ = recs__env_strip_size(envp)) != 0)                      \
+            envp = recs__env_strip(envp, alloca(sz_));                    \
+    } while (0)
+
 /* True in the process that owns the recording (not in a vfork child, which
  * shares our memory but has its own pid). */
 static bool owner(void)
@@ -318,6 +331,8 @@ static void before_exec(void)
     int rc;
 
     recs__stop(false, true);
+    if (recs_g.status_fd >= 0)
+        fcntl(recs_g.status_fd, F_SETFD, 0);
     /* Before Linux 6.13 a deleted timer's signal still pending in this
      * thread (signal blocked) survives the exec, and the new image's
      * handler would not know its cookie. Our sigtimedwait() takes ours;
@@ -336,6 +351,8 @@ static void after_failed_exec(void)
     recs_config cfg = recs_g.cfg;
     int err = errno;
 
+    if (recs_g.status_fd >= 0)
+        fcntl(recs_g.status_fd, F_SETFD, FD_CLOEXEC);
     if (cfg.output) {
         cfg.append = true;
         cfg.overwrite = false;
@@ -356,8 +373,10 @@ int execve(const char *path, char *const argv[], char *const envp[])
 
     if (!real && !(real = (execve_fn)next_sym("execve")))
         return errno = ENOSYS, -1;
-    if (!owner())
+    if (!owner()) {
+        STRIP_ENV(envp);
         return real(path, argv, envp);
+    }
     env = env_for_exec(envp);
     before_exec();
     rc = real(path, argv, env ? env : envp);
@@ -379,8 +398,10 @@ int execvpe(const char *file, char *const argv[], char *const envp[])
 
     if (!real && !(real = (execve_fn)next_sym("execvpe")))
         return errno = ENOSYS, -1;
-    if (!owner())
+    if (!owner()) {
+        STRIP_ENV(envp);
         return real(file, argv, envp);
+    }
     env = env_for_exec(envp);
     before_exec();
     rc = real(file, argv, env ? env : envp);
@@ -402,8 +423,10 @@ int fexecve(int fd, char *const argv[], char *const envp[])
 
     if (!real && !(real = (fexecve_fn)next_sym("fexecve")))
         return errno = ENOSYS, -1;
-    if (!owner())
+    if (!owner()) {
+        STRIP_ENV(envp);
         return real(fd, argv, envp);
+    }
     env = env_for_exec(envp);
     before_exec();
     rc = real(fd, argv, env ? env : envp);
@@ -421,14 +444,54 @@ int execveat(int dirfd, const char *path, char *const argv[],
 
     if (!real && !(real = (execveat_fn)next_sym("execveat")))
         return errno = ENOSYS, -1;
-    if (!owner())
+    if (!owner()) {
+        STRIP_ENV(envp);
         return real(dirfd, path, argv, envp, flags);
+    }
     env = env_for_exec(envp);
     before_exec();
     rc = real(dirfd, path, argv, env ? env : envp, flags);
     after_failed_exec();
     free(env);
     return rc;
+}
+
+/* posix_spawn: the child is never this process. */
+typedef int (*spawn_fn)(pid_t *, const char *, const posix_spawn_file_actions_t *,
+                        const posix_spawnattr_t *, char *const[], char *const[]);
+static spawn_fn real_spawn, real_spawnp;
+
+__attribute__((constructor))
+static void resolve_spawn(void)
+{
+    real_spawn = (spawn_fn)next_sym("posix_spawn");
+    real_spawnp = (spawn_fn)next_sym("posix_spawnp");
+}
+
+int posix_spawn(pid_t *pid, const char *path,
+                const posix_spawn_file_actions_t *fa,
+                const posix_spawnattr_t *attr, char *const argv[],
+                char *const envp[])
+{
+    spawn_fn real = real_spawn;
+
+    if (!real && !(real = (spawn_fn)next_sym("posix_spawn")))
+        return ENOSYS;
+    STRIP_ENV(envp);
+    return real(pid, path, fa, attr, argv, envp);
+}
+
+int posix_spawnp(pid_t *pid, const char *file,
+                 const posix_spawn_file_actions_t *fa,
+                 const posix_spawnattr_t *attr, char *const argv[],
+                 char *const envp[])
+{
+    spawn_fn real = real_spawnp;
+
+    if (!real && !(real = (spawn_fn)next_sym("posix_spawnp")))
+        return ENOSYS;
+    STRIP_ENV(envp);
+    return real(pid, file, fa, attr, argv, envp);
 }
 
 /* execl, execlp, execle: collect the variadic arguments. */
@@ -500,6 +563,7 @@ static void recs_preload_init(void)
 
     if (!out || !*out)
         return;               /* linked, not preloaded by rec-start */
+    preloaded = true;
     if ((v = getenv("REC_FOLLOW_CHILDREN")) && *v &&
         recs_parse_bool(v, &follow) < 0) {
         recs__warn("invalid REC_FOLLOW_CHILDREN=%s; not recording", v);
@@ -533,6 +597,9 @@ static void recs_preload_init(void)
             recs_g.status_dev = st.st_dev;
             recs_g.status_ino = st.st_ino;
             recs__fd_own(fd);
+            /* Not for the program's children; the next image of this
+             * process gets it (before_exec). */
+            fcntl(fd, F_SETFD, FD_CLOEXEC);
         } else {
             recs__warn("ignoring REC_STATUS_FD=%s: not a descriptor rec-start "
                        "opened", v);

@@ -18,12 +18,13 @@ HAZARDS = tests/hazards/burn tests/hazards/forker tests/hazards/execer \
 	tests/hazards/dlopener tests/hazards/sigdisp tests/hazards/c11sig \
 	tests/hazards/sighijack tests/hazards/sigwaiter tests/hazards/closeall \
 	tests/hazards/jumper tests/hazards/exitdrain tests/hazards/earlymain \
-	tests/hazards/sigstack tests/hazards/closer
+	tests/hazards/sigstack tests/hazards/closer tests/hazards/spawnenv
 check_PROGRAMS += $(HAZARDS)
 tests_hazards_sigdisp_SOURCES = tests/hazards/sigdisp.c tests/hazards/hazard.h
 # Strict ISO C: signal() is glibc's one-shot __sysv_signal there.
 tests_hazards_c11sig_SOURCES = tests/hazards/c11sig.c tests/hazards/hazard.h
 tests_hazards_c11sig_CFLAGS = $(AM_CFLAGS) -std=c11
+tests_hazards_spawnenv_SOURCES = tests/hazards/spawnenv.c tests/hazards/hazard.h
 tests_hazards_closer_SOURCES = tests/hazards/closer.c tests/hazards/hazard.h
 tests_hazards_sigstack_SOURCES = tests/hazards/sigstack.c tests/hazards/hazard.h
 tests_hazards_sighijack_SOURCES = tests/hazards/sighijack.c tests/hazards/hazard.h

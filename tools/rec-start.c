@@ -417,6 +417,18 @@ static int child_env(const struct opts *o, const char *output, const char *lib)
     }
     snprintf(buf, sizeof buf, "%ld", (long)getpid());
     rc |= setenv("LD_PRELOAD", preload, 1);
+    /* What was added: descendants that are not recorded get the user's
+     * LD_PRELOAD back. */
+    {
+        char *added;
+        if (asprintf(&added, "%s%s%s", asan ? asan : "", asan ? " " : "",
+                     lib) < 0)
+            rc = -1;
+        else {
+            rc |= setenv("REC_PRELOAD", added, 1);
+            free(added);
+        }
+    }
     rc |= setenv("REC_OUTPUT", output, 1);
     rc |= setenv("REC_ROOT_PID", buf, 1);
     rc |= setenv("REC_FOLLOW_CHILDREN", o->follow ? "1" : "0", 1);
