@@ -76,6 +76,30 @@ printf '#!%s\n' "$TMP/suid" >"$TMP/suid-interp.sh"
 chmod +x "$TMP/suid-interp.sh"
 refused 1 "script with a set-user-ID interpreter" "set-user-ID" "$TMP/suid-interp.sh"
 
+# A Go program built without cgo: dynamically linked (-buildmode=pie)
+# but without the C library, nothing could be sampled in it.
+GO_SRC=$top_srcdir/tests/hazards/go
+if command -v go >/dev/null 2>&1; then
+    mkdir -p "$TMP/gosrc" "$top_builddir/tests/go-cache"
+    sed '/^import "C"/d; /^\/\*$/,/^\*\/$/d; s/int(C.hz_go_cadd(C.int(i\&1023), 1))/i \& 1/' \
+        "$GO_SRC/main.go" >"$TMP/gosrc/main.go"
+    cp "$GO_SRC/go.mod" "$TMP/gosrc/"
+    if (cd "$TMP/gosrc" && GOCACHE="$top_builddir/tests/go-cache" GOFLAGS=-mod=mod \
+            GOPATH="$TMP/gopath" GOPROXY=off CGO_ENABLED=0 \
+            go build -buildmode=pie -o "$TMP/gopure" . >"$TMP/gobuild.log" 2>&1); then
+        refused 1 "Go program without cgo" "CGO_ENABLED=1" "$TMP/gopure"
+    else
+        skip "Go program without cgo: go build failed"
+        skip "Go program without cgo: go build failed"
+        skip "Go program without cgo: go build failed"
+        diag_file "$TMP/gobuild.log"
+    fi
+else
+    skip "Go program without cgo: go not installed"
+    skip "Go program without cgo: go not installed"
+    skip "Go program without cgo: go not installed"
+fi
+
 # Outputs.
 refused 1 "output directory missing" "cannot create" -o "$TMP/no/such/dir/x.rec" "$TMP/prog.sh"
 refused 1 "output on a file system that refuses files" "cannot create" -o /proc/x.rec "$TMP/prog.sh"

@@ -108,6 +108,34 @@ static void self_kind(unsigned char *cls, uint16_t *machine)
     close(fd);
 }
 
+/* A program with a loader but no library at all (a Go program built
+ * without cgo): the sampler would load, but the program's threads never
+ * run the C library (the Go runtime creates them and sets their thread
+ * pointer itself) and its runtime replaces every signal handler with raw
+ * system calls: nothing could be sampled. */
+static int check_needed(int fd, const Elf64_Phdr *dyn, const char *shown,
+                        char *msg, size_t msize)
+{
+    uint64_t n = dyn->p_filesz / sizeof(Elf64_Dyn);
+
+    if (n > 65536)
+        n = 65536;
+    for (uint64_t i = 0; i < n; i++) {
+        Elf64_Dyn d;
+        if (!read_at(fd, &d, sizeof d, (off_t)(dyn->p_offset + i * sizeof d)) ||
+            d.d_tag == DT_NULL)
+            break;
+        if (d.d_tag == DT_NEEDED)
+            return 0;
+    }
+    set_msg(msg, msize,
+            "%s: uses no shared library, not even the C library (a Go "
+            "program built with CGO_ENABLED=0?): its threads are not the "
+            "C library's and it replaces the sampler's signal handler, so "
+            "nothing could be sampled; rebuild it with CGO_ENABLED=1", shown);
+    return START_UNSUPPORTED;
+}
+
 static int check_elf(int fd, const char *shown, char *msg, size_t msize)
 {
     Elf64_Ehdr eh;
@@ -130,6 +158,8 @@ static int check_elf(int fd, const char *shown, char *msg, size_t msize)
         set_msg(msg, msize, "%s: malformed ELF program headers", shown);
         return START_NOEXEC;
     }
+    bool interp = false;
+    Elf64_Phdr dyn = { 0 };
     for (unsigned i = 0; i < eh.e_phnum; i++) {
         Elf64_Phdr ph;
         if (!read_at(fd, &ph, sizeof ph, (off_t)(eh.e_phoff + i * sizeof ph))) {
@@ -137,8 +167,12 @@ static int check_elf(int fd, const char *shown, char *msg, size_t msize)
             return START_NOEXEC;
         }
         if (ph.p_type == PT_INTERP)
-            return 0;
+            interp = true;
+        else if (ph.p_type == PT_DYNAMIC)
+            dyn = ph;
     }
+    if (interp)
+        return check_needed(fd, &dyn, shown, msg, msize);
     set_msg(msg, msize,
             "%s: statically linked (no dynamic loader): LD_PRELOAD cannot "
             "load the sampler into it", shown);
