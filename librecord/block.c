@@ -8,7 +8,7 @@
  * checksum, so a damaged file yields exactly the events of its intact
  * blocks before the error.
  */
-#include "config.h"
+#include <config.h>
 
 #include <inttypes.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* librecord/error.c - error texts and the time base. */
+/* librecord/error.c - error texts, the library's version, the time base. */
 #include <config.h>
 #include <time.h>
 #include "rec/record.h"
@@ -20,6 +20,16 @@ const char *rec_strerror(int code)
     case REC_EFULL:      return "event too large for the stream buffer";
     default:             return "unknown error";
     }
+}
+
+unsigned rec_version(void)
+{
+    return REC_VERSION_NUMBER;
+}
+
+const char *rec_version_string(void)
+{
+    return REC_VERSION_STRING;
 }
 
 uint64_t rec_now_ns(void)

@@ -13,6 +13,7 @@
 #define REC_FORMAT_H
 
 #include <stdint.h>
+#include "rec/record.h"
 
 /* PNG-style magic: a high byte and CR LF SUB LF catch text-mode damage. */
 #define REC_MAGIC "\x89REC\r\n\x1a\n"
@@ -63,8 +64,7 @@
 /* Limits every reader enforces before allocating. */
 #define REC_MAX_BLOCK_RAW      (16u << 20)  /* 16 MiB */
 #define REC_MAX_METADATA_RAW   (1u << 20)
-#define REC_MAX_STRING         (64u << 10)
-#define REC_MAX_ARRAY          4096u        /* items, e.g. frames of a stack */
+/* REC_MAX_STRING and REC_MAX_ARRAY are public: <rec/record.h>. */
 #define REC_MAX_FIELDS         256u
 #define REC_MAX_TYPES          1024u
 #define REC_MAX_NESTING        8u           /* metadata map/array depth */

@@ -6,7 +6,7 @@
  * stays bounded: one block at a time (raw <= REC_MAX_BLOCK_RAW) plus the
  * pools and schema of the current chunk.
  */
-#include "config.h"
+#include <config.h>
 
 #include <errno.h>
 #include <fcntl.h>

@@ -5,9 +5,7 @@
  * stacks.c), CPUTimeSampleLost per reason, ThreadEnd. Runs with drain_lock
  * held, in the sampler thread, in recs_drain() or at the end of a session.
  */
-#ifdef HAVE_CONFIG_H
-#include "config.h"
-#endif
+#include <config.h>
 #include "internal.h"
 #include "symbols.h"
 
@@ -15,9 +13,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* What the drain took from one thread under reg_lock. */
+/* What the drain took from one thread under reg_lock. The thread's pool
+ * entry is resolved after the lock is released (reading its name from
+ * /proc and interning are too slow for a lock that pthread_create and
+ * thread exit wait on): the drain owns the recs__thread until it frees it,
+ * so t and parent stay valid; what exit changes is copied. */
 typedef struct titem {
     rec_id ref, parent_ref;
+    recs__thread *t, *parent;
+    pid_t parent_tid;
+    bool ended, refresh, parent_ended;
+    char name[16], parent_name[16];
     uint32_t nreq;
     size_t off;                /* into the batch buffer */
     size_t slot_size;
@@ -31,17 +37,17 @@ static size_t nitems, citems;
 
 static int batch_reserve(size_t more)
 {
-    size_t need = recs_g.batch_size + more;
+    size_t need = recs__g.batch_size + more;
     static size_t cap;
 
     if (need > cap) {
         size_t nc = cap ? cap * 2 : 65536;
         while (nc < need)
             nc *= 2;
-        unsigned char *nb = realloc(recs_g.batch, nc);
+        unsigned char *nb = realloc(recs__g.batch, nc);
         if (!nb)
             return REC_ENOMEM;
-        recs_g.batch = nb;
+        recs__g.batch = nb;
         cap = nc;
     }
     return 0;
@@ -66,16 +72,34 @@ static void pause_cpu(void)
     sched_yield();
 }
 
-static rec_id parent_ref(pid_t tid)
+/* reg_lock held: the parent, if it is a registered thread. */
+static void find_parent(titem *it, pid_t tid)
 {
-    for (recs_thread *p = recs_g.threads; p; p = p->next)
-        if (p->tid == tid)
-            return recs__thread_ref(p, false);
-    return tid ? recs__thread_ref_tid(tid, NULL) : 0;
+    it->parent_tid = tid;
+    for (recs__thread *p = recs__g.threads; p; p = p->next)
+        if (p->tid == tid) {
+            it->parent = p;
+            it->parent_ended = p->ended;
+            memcpy(it->parent_name, p->name, sizeof it->parent_name);
+            return;
+        }
+}
+
+/* reg_lock released: the pool entries of the item's threads. */
+static void resolve_refs(titem *it)
+{
+    it->ref = recs__thread_ref(it->t, it->ended, it->name, it->refresh);
+    if (it->start) {
+        if (it->parent)
+            it->parent_ref = recs__thread_ref(it->parent, it->parent_ended,
+                                              it->parent_name, false);
+        else if (it->parent_tid)
+            it->parent_ref = recs__thread_ref_tid(it->parent_tid, NULL);
+    }
 }
 
 /* Take t's queue, lost counters and lifecycle news (reg_lock held). */
-static void collect(recs_thread *t, bool dead, bool final)
+static void collect(recs__thread *t, bool dead, bool final)
 {
     titem *it;
     bool locked;
@@ -85,19 +109,19 @@ static void collect(recs_thread *t, bool dead, bool final)
     if (!(it = item_new()))
         return;
     it->slot_size = t->q.slot_size;
-    it->off = recs_g.batch_size;
+    it->off = recs__g.batch_size;
     /* A dead thread has no handler left. After a stop every handler has
      * normally finished, but the stop's wait for them is bounded: a queue
      * still held by one is skipped rather than read torn. */
-    locked = dead || recs_queue_try_dequeue_lock(&t->q, 100, pause_cpu);
+    locked = dead || recs__queue_try_dequeue_lock(&t->q, 100, pause_cpu);
     if (locked && t->q.slots && t->q.count &&
         batch_reserve((size_t)t->q.count * t->q.slot_size) == 0) {
-        it->nreq = recs_queue_take(&t->q, recs_g.batch + recs_g.batch_size,
+        it->nreq = recs__queue_take(&t->q, recs__g.batch + recs__g.batch_size,
                                    t->q.count, NULL);
-        recs_g.batch_size += (size_t)it->nreq * t->q.slot_size;
+        recs__g.batch_size += (size_t)it->nreq * t->q.slot_size;
     }
     if (locked && !dead)
-        recs_queue_unlock(&t->q);
+        recs__queue_unlock(&t->q);
     if (!dead && final) {
         /* The timer stopped at the pause (recs_stop): the thread's figure
          * and its arming end there; every handler has finished. */
@@ -115,7 +139,7 @@ static void collect(recs_thread *t, bool dead, bool final)
         it->start = true;
         it->start_ns = t->start_ns;
         it->start_cpu = t->start_cpu;
-        it->parent_ref = parent_ref(t->parent_tid);
+        find_parent(it, t->parent_tid);
         t->start_pending = false;
     }
     if (dead || final) {
@@ -131,28 +155,29 @@ static void collect(recs_thread *t, bool dead, bool final)
             /* Never sampled: its whole CPU time in the session is lost. */
             uint64_t ns = it->end_cpu > t->start_cpu ? it->end_cpu - t->start_cpu : 0;
             it->lost_ns[RECS_LOST_TIMER] += ns;
-            it->lost_n[RECS_LOST_TIMER] += ns / (recs_g.period_ns ? recs_g.period_ns : 1);
+            it->lost_n[RECS_LOST_TIMER] += ns / (recs__g.period_ns ? recs__g.period_ns : 1);
         }
         t->in_session = false;
     }
     /* Dead threads keep their exit-time name; live ones are re-read at most
      * once a second, and only when they have something to report. */
+    it->t = t;
+    it->ended = t->ended;
+    memcpy(it->name, t->name, sizeof it->name);
     if (dead || it->nreq || it->start || it->end)
-        it->ref = recs__thread_ref(t, !dead);
+        it->refresh = !dead;
     else {
         int any = 0;
         for (int i = 0; i < RECS_LOST_NREASONS; i++)
             any |= it->lost_n[i] != 0;
-        if (any)
-            it->ref = recs__thread_ref(t, false);
-        else
+        if (!any)
             nitems--;    /* nothing to say */
     }
 }
 
 static void emit_item(const titem *it)
 {
-    rec_stream *st = recs_g.st;
+    rec_stream *st = recs__g.st;
 
     if (it->start) {
         struct rec_ThreadStart ev;
@@ -164,8 +189,8 @@ static void emit_item(const titem *it)
         rec_emit_ThreadStart(st, &ev);
     }
     for (uint32_t i = 0; i < it->nreq; i++) {
-        const recs_request *r =
-            (const recs_request *)(recs_g.batch + it->off + i * it->slot_size);
+        const recs__request *r =
+            (const recs__request *)(recs__g.batch + it->off + i * it->slot_size);
         struct rec_CPUTimeSample ev;
         bool biased = false;
         memset(&ev, 0, sizeof ev);
@@ -176,14 +201,14 @@ static void emit_item(const titem *it)
         ev.biased = biased;
         ev.startTime = r->time_ns;
         if (rec_emit_CPUTimeSample(st, &ev) == 0)
-            recs_g.stats.samples++;
+            recs__g.stats.samples++;
     }
     for (int i = 0; i < RECS_LOST_NREASONS; i++) {
         struct rec_CPUTimeSampleLost ev;
         rec_id reason = 0;
         if (!it->lost_n[i] && !it->lost_ns[i])
             continue;
-        rec_intern_cstr(recs_g.w, recs_lost_names[i], &reason);
+        rec_intern_cstr(recs__g.w, recs__lost_names[i], &reason);
         memset(&ev, 0, sizeof ev);
         ev.eventThread = it->ref;
         ev.lostSamples = it->lost_n[i];
@@ -191,8 +216,8 @@ static void emit_item(const titem *it)
         ev.reason = reason;
         ev.startTime = recs__now_ns();
         rec_emit_CPUTimeSampleLost(st, &ev);
-        recs_g.stats.lost += it->lost_n[i];
-        recs_g.stats.lost_ns += it->lost_ns[i];
+        recs__g.stats.lost += it->lost_n[i];
+        recs__g.stats.lost_ns += it->lost_ns[i];
     }
     if (it->end) {
         struct rec_ThreadEnd ev;
@@ -214,45 +239,47 @@ void recs__chunk_modules(void)
 {
     uint32_t idx;
 
-    if (!recs_g.w || !recs_g.st || !recs_g.sym)
+    if (!recs__g.w || !recs__g.st || !recs__g.sym)
         return;
-    idx = rec_writer_chunk_index(recs_g.w);
-    if (idx == recs_g.modules_chunk)
+    idx = rec_writer_chunk_index(recs__g.w);
+    if (idx == recs__g.modules_chunk)
         return;
-    recs_g.modules_chunk = idx;
-    recs_symbols_emit_modules(recs_g.sym, recs_g.st, true);
+    recs__g.modules_chunk = idx;
+    recs__symbols_emit_modules(recs__g.sym, recs__g.st, true);
 }
 
 /* One pass over every thread; drain_lock held. final: the session ends
  * (no handler runs any more): snapshot the live threads. */
 void recs__drain_locked(bool final)
 {
-    recs_thread *dead;
+    recs__thread *dead;
 
-    if (!recs_g.st)
+    if (!recs__g.st)
         return;
     recs__chunk_modules();
     nitems = 0;
-    recs_g.batch_size = 0;
-    pthread_mutex_lock(&recs_g.reg_lock);
-    for (recs_thread *t = recs_g.threads; t; t = t->next)
+    recs__g.batch_size = 0;
+    pthread_mutex_lock(&recs__g.reg_lock);
+    for (recs__thread *t = recs__g.threads; t; t = t->next)
         collect(t, false, final);
-    dead = recs_g.dead;
-    recs_g.dead = NULL;
-    recs_g.ndead = 0;
-    for (recs_thread *t = dead; t; t = t->next)
+    dead = recs__g.dead;
+    recs__g.dead = NULL;
+    recs__g.ndead = 0;
+    for (recs__thread *t = dead; t; t = t->next)
         collect(t, true, final);
-    pthread_mutex_unlock(&recs_g.reg_lock);
+    pthread_mutex_unlock(&recs__g.reg_lock);
 
+    for (size_t i = 0; i < nitems; i++)
+        resolve_refs(&items[i]);
     for (size_t i = 0; i < nitems; i++)
         emit_item(&items[i]);
     /* Modules the symbolizer found on its own rescans (dlopen). */
     if (nitems)
-        recs_symbols_emit_modules(recs_g.sym, recs_g.st, false);
+        recs__symbols_emit_modules(recs__g.sym, recs__g.st, false);
     /* A full stream buffer may have rotated the chunk meanwhile. */
     recs__chunk_modules();
     while (dead) {
-        recs_thread *next = dead->next;
+        recs__thread *next = dead->next;
         recs__thread_free(dead);
         dead = next;
     }

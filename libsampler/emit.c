@@ -3,9 +3,7 @@
  * samples: settings, process and CPU information, Thread pool entries.
  * Called with drain_lock held.
  */
-#ifdef HAVE_CONFIG_H
-#include "config.h"
-#endif
+#include <config.h>
 #include "internal.h"
 
 #include <fcntl.h>
@@ -21,7 +19,7 @@
 static rec_id str_id(const char *s)
 {
     rec_id id = 0;
-    if (s && rec_intern_cstr(recs_g.w, s, &id) < 0)
+    if (s && rec_intern_cstr(recs__g.w, s, &id) < 0)
         id = 0;
     return id;
 }
@@ -31,14 +29,14 @@ void recs__emit_settings(void)
     struct rec_RecordingSettings ev;
 
     memset(&ev, 0, sizeof ev);
-    ev.throttle = str_id(recs_g.cfg.throttle_text);
-    ev.samplingPeriod = recs_g.period_ns;
-    ev.signal = (uint64_t)recs_g.signo;
+    ev.throttle = str_id(recs__g.cfg.throttle_text);
+    ev.samplingPeriod = recs__g.period_ns;
+    ev.signal = (uint64_t)recs__g.signo;
     ev.unwinder = str_id("frame-pointer+cfi-leaf");
-    ev.stackDepth = recs_g.cfg.depth;
-    ev.queueCapacity = recs_g.capacity;
+    ev.stackDepth = recs__g.cfg.depth;
+    ev.queueCapacity = recs__g.capacity;
     ev.startTime = recs__now_ns();
-    rec_emit_RecordingSettings(recs_g.st, &ev);
+    rec_emit_RecordingSettings(recs__g.st, &ev);
 }
 
 /* Read a small /proc file into buf (NUL-terminated); bytes read or -1. */
@@ -85,7 +83,7 @@ static void emit_process_info(uint64_t now)
     if (uname(&u) == 0)
         ev.hostName = str_id(u.nodename);
     ev.startTime = now;
-    rec_emit_ProcessInfo(recs_g.st, &ev);
+    rec_emit_ProcessInfo(recs__g.st, &ev);
 }
 
 static void emit_cpu_info(uint64_t now)
@@ -96,7 +94,7 @@ static void emit_cpu_info(uint64_t now)
     char *model = NULL;
 
     memset(&ev, 0, sizeof ev);
-    ev.onlineCpus = recs_g.ncpus;
+    ev.onlineCpus = recs__g.ncpus;
     if (sched_getaffinity(0, sizeof set, &set) == 0)
         ev.availableCpus = (uint64_t)CPU_COUNT(&set);
     /* CONFIG_HZ is not exported; the kernel's tick is left unknown. */
@@ -115,7 +113,7 @@ static void emit_cpu_info(uint64_t now)
     }
     ev.model = str_id(model);
     ev.startTime = now;
-    rec_emit_CPUInfo(recs_g.st, &ev);
+    rec_emit_CPUInfo(recs__g.st, &ev);
 }
 
 void recs__emit_process(void)
@@ -134,22 +132,24 @@ rec_id recs__thread_ref_tid(pid_t tid, const char *name)
     th.osThreadId = (uint64_t)tid;
     th.name = name && *name ? str_id(name) : 0;
     th.processId = (uint64_t)getpid();
-    if (rec_intern_Thread(recs_g.w, &th, &id) < 0)
+    if (rec_intern_Thread(recs__g.w, &th, &id) < 0)
         return 0;
     return id;
 }
 
 /* The thread's pool entry; its name is read from /proc when refresh is
  * asked and a second has passed (names are set after creation, often by
- * the thread itself). reg_lock held. */
-rec_id recs__thread_ref(recs_thread *t, bool refresh)
+ * the thread itself). ended and name: what the thread's exit left, as the
+ * caller copied them under reg_lock. drain_lock held, reg_lock not. */
+rec_id recs__thread_ref(recs__thread *t, bool ended, const char *name,
+                        bool refresh)
 {
-    char path[64], name[32];
+    char path[64], comm[32];
     uint64_t now;
 
-    if (t->ended) {
-        if (!t->ref || strcmp(t->ref_name, t->name)) {
-            memcpy(t->ref_name, t->name, sizeof t->ref_name);
+    if (ended) {
+        if (!t->ref || strncmp(t->ref_name, name, sizeof t->ref_name)) {
+            memcpy(t->ref_name, name, sizeof t->ref_name);
             t->ref = recs__thread_ref_tid(t->tid, t->ref_name);
         }
         return t->ref;
@@ -159,12 +159,12 @@ rec_id recs__thread_ref(recs_thread *t, bool refresh)
         return t->ref;
     t->ref_checked_ns = now;
     snprintf(path, sizeof path, "/proc/self/task/%d/comm", (int)t->tid);
-    if (read_small(path, name, sizeof name) <= 0)
-        name[0] = '\0';
-    name[strcspn(name, "\n")] = '\0';
-    if (t->ref && !strncmp(name, t->ref_name, sizeof t->ref_name))
+    if (read_small(path, comm, sizeof comm) <= 0)
+        comm[0] = '\0';
+    comm[strcspn(comm, "\n")] = '\0';
+    if (t->ref && !strncmp(comm, t->ref_name, sizeof t->ref_name))
         return t->ref;
-    snprintf(t->ref_name, sizeof t->ref_name, "%s", name);
+    snprintf(t->ref_name, sizeof t->ref_name, "%s", comm);
     t->ref = recs__thread_ref_tid(t->tid, t->ref_name);
     return t->ref;
 }

@@ -9,10 +9,9 @@
  * shares its parent's memory: no allocation here, the caller provides the
  * memory (alloca) sized by recs__env_strip_size().
  */
-#ifdef HAVE_CONFIG_H
-#include "config.h"
-#endif
+#include <config.h>
 #include "internal.h"
+#include "recenv.h"
 
 #include <dlfcn.h>
 #include <string.h>
@@ -31,7 +30,7 @@ static void find_self(void)
 
 static bool is_rec_var(const char *e)
 {
-    return !strncmp(e, "REC_", 4);
+    return !strncmp(e, REC_ENV_PREFIX, sizeof REC_ENV_PREFIX - 1);
 }
 
 /* REC_PRELOAD (set by rec-start): the entries it put before the user's
@@ -39,8 +38,8 @@ static bool is_rec_var(const char *e)
 static const char *rec_preload(char *const envp[])
 {
     for (size_t i = 0; envp[i]; i++)
-        if (!strncmp(envp[i], "REC_PRELOAD=", 12))
-            return envp[i] + 12;
+        if (!strncmp(envp[i], REC_ENV_PRELOAD "=", sizeof REC_ENV_PRELOAD))
+            return envp[i] + sizeof REC_ENV_PRELOAD;
     return NULL;
 }
 

@@ -10,9 +10,7 @@
  * loop is not intercepted: the writer notices that its fd changed
  * identity and stops (librecord's fd_still_ours).
  */
-#ifdef HAVE_CONFIG_H
-#include "config.h"
-#endif
+#include <config.h>
 #include "internal.h"
 #include "fpwalk.h"   /* RECS_NO_SANITIZE */
 

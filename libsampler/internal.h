@@ -1,12 +1,30 @@
 /*
- * libsampler/internal.h - state shared by the sampler's files:
- *   thread.c   per-thread state, registration, timers, teardown
- *   handler.c  the signal handler and the program's own handlers
- *   sampler.c  start/stop, the sampler thread
- *   drain.c    queues -> events
- *   emit.c     events that describe the recording (settings, process, CPU)
- *   stacks.c   request -> StackTrace (leaf correction, dedup cache)
- *   preload.c  LD_PRELOAD entry: constructor, pthread_create, fork, exec
+ * libsampler/internal.h - state shared by the sampler's files. Nothing here
+ * is exported (libsampler.map); internal functions are recs__*.
+ *
+ * Signal context (code a timer signal may run; tagged "Signal-safe."):
+ *   handler.c   the handler, the forwarding of the program's signals,
+ *               the fatal-signal path
+ *   fpwalk.c    the bounds-checked frame-pointer walk
+ *   queue.h     the per-thread request queue and its tri-state lock
+ *   sigwait.c   sigwait/sigtimedwait/signalfd: our signals kept from the
+ *               program's waits
+ * Threads and sessions:
+ *   thread.c    per-thread state, registration, timers, teardown
+ *   preload.c   LD_PRELOAD entry: constructor, pthread_create, fork, exec
+ *   disposition.c  sigaction & co.: the dispositions the program sets and
+ *               sees for the signals rec uses
+ *   sampler.c   start/stop of a recording, the sampler thread, REC_* options
+ *   throttle.c  the period grammar ("10ms", "500/s") and the rate rule
+ *   recenv.h    the REC_* environment shared with rec-start
+ * Turning requests into events (sampler thread, drain_lock held):
+ *   drain.c     queues and lost counters -> ThreadStart, CPUTimeSample,
+ *               CPUTimeSampleLost, ThreadEnd
+ *   stacks.c    request -> StackTrace (leaf correction, dedup cache)
+ *   emit.c      events that describe the recording (settings, process, CPU)
+ *   untracked.c threads the library never knew, read from /proc
+ *   symbols.c, sym-elf.c, sym-cfi.c   modules, ELF/DWARF symbols, the
+ *               CFI leaf rule (symbols.h, sym-internal.h)
  */
 #ifndef RECS_INTERNAL_H
 #define RECS_INTERNAL_H
@@ -42,7 +60,7 @@
 #define RECS_THREAD_BYTES    (64u << 10)     /* per-thread memory budget */
 #define RECS_STOP_WAIT_NS    2000000000ull   /* bounded stop: exit, exec */
 
-enum recs_lost_reason {
+enum recs__lost_reason {
     RECS_LOST_FULL,      /* queue-full */
     RECS_LOST_BUSY,      /* queue-busy */
     RECS_LOST_UNSAFE,    /* unsafe: registration, teardown, own drain, fork */
@@ -50,27 +68,27 @@ enum recs_lost_reason {
     RECS_LOST_UNDELIVERED, /* undelivered: expired, never signalled */
     RECS_LOST_NREASONS
 };
-extern const char *const recs_lost_names[RECS_LOST_NREASONS];
+extern const char *const recs__lost_names[RECS_LOST_NREASONS];
 
-typedef struct recs_lost {
+typedef struct recs__lost {
     _Atomic uint64_t count, ns;
-} recs_lost;
+} recs__lost;
 
-typedef struct recs_thread {
+typedef struct recs__thread {
     /* Used by the handler (on this thread only). */
-    recs_queue q;
+    recs__queue q;
     _Atomic int safe;              /* sampling allowed */
     _Atomic uint64_t period_ns;    /* period of the armed timer */
     uint64_t stack_lo, stack_hi;
-    recs_lost lost[RECS_LOST_NREASONS];
+    recs__lost lost[RECS_LOST_NREASONS];
     /* K: expiries accounted since the timer was armed (sum of overrun + 1
      * over the signals that became a sample or a lost count). Written by
      * the handler on this thread and by this thread's exit path, read (and
      * reset) under reg_lock; see thread.c for the ordering relied on. */
     _Atomic uint64_t expiries;
 
-    /* Registration, under recs_g.reg_lock. */
-    struct recs_thread *prev, *next;
+    /* Registration, under recs__g.reg_lock. */
+    struct recs__thread *prev, *next;
     pid_t tid, parent_tid;
     pthread_t self;
     clockid_t cpuclock;
@@ -89,20 +107,20 @@ typedef struct recs_thread {
     uint64_t end_ns, end_cpu;
     char name[16];                 /* at exit (prctl PR_GET_NAME) */
 
-    /* Sampler-owned (under recs_g.drain_lock). */
+    /* Sampler-owned (under recs__g.drain_lock). */
     rec_id ref;                    /* Thread pool entry */
     uint64_t ref_checked_ns;       /* when the name was last read */
     char ref_name[16];
-} recs_thread;
+} recs__thread;
 
 /* The thread's own state, reached from the handler without a function call
  * (initial-exec: no lazy TLS allocation inside a signal handler). */
-extern __thread recs_thread *recs_self __attribute__((tls_model("initial-exec")));
+extern __thread recs__thread *recs__self __attribute__((tls_model("initial-exec")));
 
-typedef struct recs_config {
+typedef struct recs__config {
     char *output;
     char *throttle_text;
-    recs_throttle throttle;
+    recs__throttle throttle;
     unsigned depth;
     uint64_t max_chunk_bytes;
     uint64_t flush_ns;
@@ -113,9 +131,9 @@ typedef struct recs_config {
     bool has_id;                   /* append only to this file (exec) */
     dev_t out_dev;
     ino_t out_ino;
-} recs_config;
+} recs__config;
 
-typedef struct recs_global {
+typedef struct recs__global {
     /* Read by the handler. */
     _Atomic int running;           /* a session is active */
     _Atomic int inflight;          /* handlers inside the sampling path */
@@ -127,19 +145,19 @@ typedef struct recs_global {
     pthread_mutex_t ctl_lock;      /* start/stop/set_throttle */
     pthread_mutex_t reg_lock;      /* the thread lists */
     pthread_mutex_t drain_lock;    /* the writer, stream, symbols */
-    recs_thread *threads;          /* registered, alive */
-    recs_thread *dead;             /* exited during a session, to drain */
+    recs__thread *threads;          /* registered, alive */
+    recs__thread *dead;             /* exited during a session, to drain */
     unsigned ndead;                /* on the dead list */
     bool registry;                 /* maintain the registry (not dormant) */
 
     /* Session (under drain_lock unless noted). */
-    recs_config cfg;
+    recs__config cfg;
     uint64_t period_ns;            /* effective period (reg_lock to change) */
     unsigned ncpus;
     uint32_t capacity;             /* queue slots for new threads */
     rec_writer *w;
     rec_stream *st;
-    struct recs_symbols *sym;
+    struct recs__symbols *sym;
     uint32_t modules_chunk;        /* chunk the ModuleLoad events were last
                                       written for (all of them) */
     pid_t pid;                     /* process that owns the session */
@@ -160,21 +178,21 @@ typedef struct recs_global {
     int status_fd;                 /* REC_STATUS_FD or -1 */
     dev_t status_dev;              /* what status_fd named at startup */
     ino_t status_ino;
-} recs_global;
+} recs__global;
 
-extern recs_global recs_g;
+extern recs__global recs__g;
 extern char recs__timer_cookie;   /* si_value of our timers' signals */
 
 /* thread.c */
-recs_thread *recs__thread_new(pid_t parent_tid);   /* caller thread */
-void recs__thread_register(recs_thread *t);        /* link + arm if running */
+recs__thread *recs__thread_new(pid_t parent_tid);   /* caller thread */
+void recs__thread_register(recs__thread *t);        /* link + arm if running */
 void recs__thread_exit(void);                      /* caller thread */
-void recs__thread_free(recs_thread *t);
-int  recs__thread_arm(recs_thread *t, uint64_t period_ns);  /* reg_lock held */
-void recs__thread_disarm(recs_thread *t);                   /* reg_lock held */
-void recs__thread_pause_timer(recs_thread *t);
-void recs__thread_close_arming(recs_thread *t, uint64_t cpu_ns);  /* reg_lock */
-uint64_t recs__thread_cpu_ns(const recs_thread *t);
+void recs__thread_free(recs__thread *t);
+int  recs__thread_arm(recs__thread *t, uint64_t period_ns);  /* reg_lock held */
+void recs__thread_disarm(recs__thread *t);                   /* reg_lock held */
+void recs__thread_pause_timer(recs__thread *t);
+void recs__thread_close_arming(recs__thread *t, uint64_t cpu_ns);  /* reg_lock */
+uint64_t recs__thread_cpu_ns(const recs__thread *t);
 uint32_t recs__queue_capacity(uint64_t period_ns, unsigned depth);
 pid_t recs__gettid(void);
 int recs__block_signal(sigset_t *old);              /* the sampling signal */
@@ -183,7 +201,7 @@ void recs__restore_mask(const sigset_t *old);
 void recs__thread_key_init(void);
 
 /* Signal-safe. Inline: the handler must not call through the PLT. */
-static inline void recs__thread_add_lost(recs_thread *t, int reason,
+static inline void recs__thread_add_lost(recs__thread *t, int reason,
                                          uint64_t n, uint64_t ns)
 {
     atomic_fetch_add_explicit(&t->lost[reason].count, n, memory_order_relaxed);
@@ -191,19 +209,29 @@ static inline void recs__thread_add_lost(recs_thread *t, int reason,
 }
 
 /* handler.c */
+int  recs__real_sigaction(int sig, const struct sigaction *act,
+                          struct sigaction *old);     /* libc's */
+bool recs__is_handler(const struct sigaction *sa);     /* not DFL/IGN */
+/* Signal-safe. Replace the program's action for the sampling signal. */
+void recs__prog_store(const struct sigaction *act, struct sigaction *old,
+                      sighandler_t expect);
+bool recs__prog_warn_once(void);       /* true the first time */
+bool recs__fatal_is_ours(int sig);     /* rec's SIGTERM/INT/HUP handler */
+void recs__fatal_disown(int sig);      /* the program set its own */
 int  recs__install_handler(int signo);
 void recs__install_fatal_handlers(void);
 bool recs__handler_replaced(void);
-void recs__warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* sampler.c */
+/* drain.c */
 void recs__drain_locked(bool final);
 void recs__chunk_modules(void);
-int  recs__start_config(const recs_config *cfg);
+
+/* sampler.c */
+void recs__warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+int  recs__start_config(const recs__config *cfg);
 int  recs__stop(bool from_sampler, bool bounded);
-void recs__after_fork_child(void);
-void recs__config_free(recs_config *cfg);
-int  recs__config_from_env(recs_config *cfg, char *err, size_t errlen);
+void recs__config_free(recs__config *cfg);
+int  recs__config_from_env(recs__config *cfg, char *err, size_t errlen);
 uint64_t recs__now_ns(void);
 
 /* fds.c: descriptors the sampler owns survive the program's closefrom()
@@ -214,8 +242,8 @@ void recs__fd_disown(int fd);
 bool recs__fd_owned(int fd);
 
 /* output.c */
-int  recs__output_open(const recs_config *cfg, int *fd);
-void recs__output_discard(const recs_config *cfg, dev_t dev, ino_t ino);
+int  recs__output_open(const recs__config *cfg, int *fd);
+void recs__output_discard(const recs__config *cfg, dev_t dev, ino_t ino);
 int  recs__parse_fd_id(const char *v, int *fd, dev_t *dev, ino_t *ino);
 
 /* status.c */
@@ -229,6 +257,10 @@ void recs__xfsz_take(bool was_pending);
 /* env.c */
 size_t recs__env_strip_size(char *const envp[]);
 char **recs__env_strip(char *const envp[], void *mem);
+
+/* sigwait.c: libc's sigtimedwait, past our interposer. */
+int recs__real_sigtimedwait(const sigset_t *set, siginfo_t *si,
+                            const struct timespec *timeout);
 
 /* preload.c */
 void recs__hooks_once(void);                        /* pthread_atfork */
@@ -244,8 +276,8 @@ void recs__untracked_reset(void);
 /* emit.c */
 void recs__emit_settings(void);
 void recs__emit_process(void);
-void recs__emit_end(void);
-rec_id recs__thread_ref(recs_thread *t, bool refresh);
+rec_id recs__thread_ref(recs__thread *t, bool ended, const char *name,
+                        bool refresh);
 rec_id recs__thread_ref_tid(pid_t tid, const char *name);
 
 /* stacks.c */
@@ -253,6 +285,6 @@ int  recs__stacks_init(void);
 void recs__stacks_free(void);
 void recs__stacks_abandon(void);                    /* fork child */
 /* Stack id for a request (0 when failed), *biased set. */
-rec_id recs__stack_for(const recs_request *r, bool *biased);
+rec_id recs__stack_for(const recs__request *r, bool *biased);
 
 #endif

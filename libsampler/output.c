@@ -10,9 +10,7 @@
  * descriptor opened once for the root's; the image that follows an exec()
  * appends only to the file its predecessor wrote (REC_OUTPUT_ID=DEV:INO).
  */
-#ifdef HAVE_CONFIG_H
-#include "config.h"
-#endif
+#include <config.h>
 #include "internal.h"
 
 #include <errno.h>
@@ -22,7 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static char *dir_path;              /* what recs_g.dir_fd names */
+static char *dir_path;              /* what recs__g.dir_fd names */
 
 /* "FD:DEV:INO" (fd NULL: "DEV:INO"), decimal. */
 int recs__parse_fd_id(const char *v, int *fd, dev_t *dev, ino_t *ino)
@@ -69,9 +67,9 @@ static int dir_of(const char *path, const char **base)
         dir = strndup(path, (size_t)(slash - path));
     if (!dir)
         return -1;
-    if (recs_g.dir_fd >= 0 && dir_path && !strcmp(dir, dir_path)) {
+    if (recs__g.dir_fd >= 0 && dir_path && !strcmp(dir, dir_path)) {
         free(dir);
-        return recs_g.dir_fd;
+        return recs__g.dir_fd;
     }
     fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0) {
@@ -80,18 +78,18 @@ static int dir_of(const char *path, const char **base)
         errno = e;
         return -1;
     }
-    if (recs_g.dir_fd >= 0) {
-        recs__fd_disown(recs_g.dir_fd);
-        close(recs_g.dir_fd);
+    if (recs__g.dir_fd >= 0) {
+        recs__fd_disown(recs__g.dir_fd);
+        close(recs__g.dir_fd);
     }
     free(dir_path);
     dir_path = dir;
-    recs_g.dir_fd = fd;
+    recs__g.dir_fd = fd;
     recs__fd_own(fd);
     return fd;
 }
 
-static int create_excl(const recs_config *cfg, int *out)
+static int create_excl(const recs__config *cfg, int *out)
 {
     const char *base;
     int dfd = dir_of(cfg->output, &base), fd;
@@ -114,7 +112,7 @@ static int create_excl(const recs_config *cfg, int *out)
     return 0;
 }
 
-int recs__output_open(const recs_config *cfg, int *out)
+int recs__output_open(const recs__config *cfg, int *out)
 {
     struct stat st;
     int fd;
@@ -145,7 +143,7 @@ int recs__output_open(const recs_config *cfg, int *out)
 /* A file this process created but could not start a recording in: no
  * file that readers reject is left behind (by identity: the name may
  * have been replaced meanwhile). */
-void recs__output_discard(const recs_config *cfg, dev_t dev, ino_t ino)
+void recs__output_discard(const recs__config *cfg, dev_t dev, ino_t ino)
 {
     const char *base;
     struct stat cur;

@@ -17,10 +17,9 @@
  *     parent's memory until they exec: the exec wrappers see getpid() differ
  *     from the recording's pid and leave everything alone.
  */
-#ifdef HAVE_CONFIG_H
-#include "config.h"
-#endif
+#include <config.h>
 #include "internal.h"
+#include "recenv.h"
 
 #include <alloca.h>
 #include <dlfcn.h>
@@ -72,12 +71,12 @@ struct tramp {
 static void *trampoline(void *p)
 {
     struct tramp tp = *(struct tramp *)p;
-    recs_thread *t;
+    recs__thread *t;
 
     free(p);
     /* Before the start routine: the thread's first CPU cycles count. Exit
      * (return, pthread_exit, cancellation) is caught by a key destructor. */
-    if (recs_g.registry && (t = recs__thread_new(tp.parent)))
+    if (recs__g.registry && (t = recs__thread_new(tp.parent)))
         recs__thread_register(t);
     return tp.fn(tp.arg);
 }
@@ -88,7 +87,7 @@ int pthread_create(pthread_t *th, const pthread_attr_t *attr,
     struct tramp *tp;
     int rc;
 
-    if (!recs_g.registry || !(tp = malloc(sizeof *tp)))
+    if (!recs__g.registry || !(tp = malloc(sizeof *tp)))
         return recs__real_pthread_create(th, attr, fn, arg);
     tp->fn = fn;
     tp->arg = arg;
@@ -105,25 +104,25 @@ int pthread_create(pthread_t *th, const pthread_attr_t *attr,
 
 static void fork_prepare(void)
 {
-    recs_thread *self = recs_self;
+    recs__thread *self = recs__self;
 
     /* A clone() of a large process can take longer than the period: a
      * signal that interrupted it would restart it forever. */
     recs__block_signal(&fork_mask);
     fork_was_safe = self ? atomic_exchange(&self->safe, 0) : 0;
     /* No lock may be held by a thread that does not exist in the child. */
-    pthread_mutex_lock(&recs_g.ctl_lock);
-    pthread_mutex_lock(&recs_g.drain_lock);
-    pthread_mutex_lock(&recs_g.reg_lock);
+    pthread_mutex_lock(&recs__g.ctl_lock);
+    pthread_mutex_lock(&recs__g.drain_lock);
+    pthread_mutex_lock(&recs__g.reg_lock);
 }
 
 static void fork_parent(void)
 {
-    recs_thread *self = recs_self;
+    recs__thread *self = recs__self;
 
-    pthread_mutex_unlock(&recs_g.reg_lock);
-    pthread_mutex_unlock(&recs_g.drain_lock);
-    pthread_mutex_unlock(&recs_g.ctl_lock);
+    pthread_mutex_unlock(&recs__g.reg_lock);
+    pthread_mutex_unlock(&recs__g.drain_lock);
+    pthread_mutex_unlock(&recs__g.ctl_lock);
     if (self && fork_was_safe)
         atomic_store(&self->safe, 1);
     pthread_sigmask(SIG_SETMASK, &fork_mask, NULL);
@@ -143,39 +142,39 @@ static void become_root(const char *output, pid_t pid)
     char buf[24];
 
     snprintf(buf, sizeof buf, "%d", (int)pid);
-    setenv("REC_OUTPUT", output, 1);
-    setenv("REC_ROOT_PID", buf, 1);
-    unsetenv("REC_APPEND");
+    setenv(REC_ENV_OUTPUT, output, 1);
+    setenv(REC_ENV_ROOT_PID, buf, 1);
+    unsetenv(REC_ENV_APPEND);
 }
 
 static void fork_child(void)
 {
-    recs_thread *self = recs_self;
-    bool was_running = atomic_load(&recs_g.running);
-    recs_config cfg;
+    recs__thread *self = recs__self;
+    bool was_running = atomic_load(&recs__g.running);
+    recs__config cfg;
     char *out;
 
-    pthread_mutex_unlock(&recs_g.reg_lock);
-    pthread_mutex_unlock(&recs_g.drain_lock);
-    pthread_mutex_unlock(&recs_g.ctl_lock);
+    pthread_mutex_unlock(&recs__g.reg_lock);
+    pthread_mutex_unlock(&recs__g.drain_lock);
+    pthread_mutex_unlock(&recs__g.ctl_lock);
     /* The other threads do not exist here; their timers neither. Their
      * state is abandoned, not freed: another thread may have held the
      * allocator's lock at the fork (an ASan child deadlocked on it). */
-    recs_g.threads = recs_g.dead = NULL;
-    recs_g.ndead = 0;
-    atomic_store(&recs_g.running, 0);
-    atomic_store(&recs_g.inflight, 0);
+    recs__g.threads = recs__g.dead = NULL;
+    recs__g.ndead = 0;
+    atomic_store(&recs__g.running, 0);
+    atomic_store(&recs__g.inflight, 0);
     /* The parent's writer, stream and tables are the parent's: abandoned,
      * never flushed or closed from here. */
-    recs_g.w = NULL;
-    recs__fd_disown(recs_g.out_fd);    /* the parent's */
-    recs_g.out_fd = -1;
-    recs_g.st = NULL;
-    recs_g.sym = NULL;
-    recs_g.sampler_started = false;
-    recs_g.batch_size = 0;
-    recs__fd_disown(recs_g.status_fd);
-    recs_g.status_fd = -1;
+    recs__g.w = NULL;
+    recs__fd_disown(recs__g.out_fd);    /* the parent's */
+    recs__g.out_fd = -1;
+    recs__g.st = NULL;
+    recs__g.sym = NULL;
+    recs__g.sampler_started = false;
+    recs__g.batch_size = 0;
+    recs__fd_disown(recs__g.status_fd);
+    recs__g.status_fd = -1;
     recs__untracked_reset();
     recs__stacks_abandon();
     if (self) {
@@ -191,32 +190,32 @@ static void fork_child(void)
         if (pthread_getcpuclockid(self->self, &self->cpuclock) != 0)
             self->cpuclock = CLOCK_THREAD_CPUTIME_ID;
         self->prev = self->next = NULL;
-        recs_g.threads = self;
+        recs__g.threads = self;
     }
-    if (was_running && follow_children && recs_g.cfg.output &&
-        (out = child_output(recs_g.cfg.output, getpid()))) {
+    if (was_running && follow_children && recs__g.cfg.output &&
+        (out = child_output(recs__g.cfg.output, getpid()))) {
         become_root(out, getpid());
-        cfg = recs_g.cfg;
+        cfg = recs__g.cfg;
         cfg.output = out;
         cfg.append = false;
         cfg.overwrite = false;     /* exclusive: a planted name is refused */
         cfg.output_fd = -1;
         cfg.has_id = false;
-        recs_g.cfg.output = NULL;
-        recs_g.cfg.throttle_text = NULL;
+        recs__g.cfg.output = NULL;
+        recs__g.cfg.throttle_text = NULL;
         recs__start_config(&cfg);
         free(out);
         free(cfg.throttle_text);
     } else {
         /* Dormant: the handler stays (a pending signal must not kill), the
          * rest is given up. */
-        recs_g.registry = false;
-        recs_self = NULL;
-        recs_g.threads = NULL;       /* self abandoned, as above */
-        recs_g.pid = getpid();
+        recs__g.registry = false;
+        recs__self = NULL;
+        recs__g.threads = NULL;       /* self abandoned, as above */
+        recs__g.pid = getpid();
     }
-    if (recs_self && fork_was_safe)
-        atomic_store(&recs_self->safe, atomic_load(&recs_g.running));
+    if (recs__self && fork_was_safe)
+        atomic_store(&recs__self->safe, atomic_load(&recs__g.running));
     pthread_sigmask(SIG_SETMASK, &fork_mask, NULL);
 }
 
@@ -273,7 +272,7 @@ static void resolve_exec(void)
  * shares our memory but has its own pid). */
 static bool owner(void)
 {
-    return atomic_load(&recs_g.running) && recs_g.pid == getpid();
+    return atomic_load(&recs__g.running) && recs__g.pid == getpid();
 }
 
 /* envp continuing this process's recording, if it carries REC_OUTPUT:
@@ -288,7 +287,7 @@ static char **env_for_exec(char *const envp[])
     bool has_output = false;
     char **out;
 
-    if (!envp || !recs_g.cfg.output)
+    if (!envp || !recs__g.cfg.output)
         return NULL;
     for (; envp[n]; n++)
         if (!strncmp(envp[n], "REC_OUTPUT=", 11))
@@ -296,7 +295,7 @@ static char **env_for_exec(char *const envp[])
     if (!has_output || !(out = malloc((n + 5) * sizeof *out)))
         return NULL;
     free(output);
-    if (asprintf(&output, "REC_OUTPUT=%s", recs_g.cfg.output) < 0) {
+    if (asprintf(&output, "REC_OUTPUT=%s", recs__g.cfg.output) < 0) {
         output = NULL;
         free(out);
         return NULL;
@@ -314,8 +313,8 @@ static char **env_for_exec(char *const envp[])
     out[k++] = root;
     out[k++] = (char *)"REC_APPEND=1";
     snprintf(id, sizeof id, "REC_OUTPUT_ID=%llu:%llu",
-             (unsigned long long)recs_g.out_dev,
-             (unsigned long long)recs_g.out_ino);
+             (unsigned long long)recs__g.out_dev,
+             (unsigned long long)recs__g.out_ino);
     out[k++] = id;
     out[k] = NULL;
     return out;
@@ -331,35 +330,37 @@ static void before_exec(void)
     int rc;
 
     recs__stop(false, true);
-    if (recs_g.status_fd >= 0)
-        fcntl(recs_g.status_fd, F_SETFD, 0);
+    if (recs__g.status_fd >= 0)
+        fcntl(recs__g.status_fd, F_SETFD, 0);
     /* Before Linux 6.13 a deleted timer's signal still pending in this
      * thread (signal blocked) survives the exec, and the new image's
-     * handler would not know its cookie. Our sigtimedwait() takes ours;
-     * one of the program's own is put back as it was. */
-    if (recs_g.signo <= 0)
+     * handler would not know its cookie. Ours is dropped (the session is
+     * closed: its time is in the last accounting); one of the program's
+     * own is put back as it was. */
+    if (recs__g.signo <= 0)
         return;
     sigemptyset(&set);
-    sigaddset(&set, recs_g.signo);
-    rc = sigtimedwait(&set, &si, &zero);
-    if (rc == recs_g.signo)
+    sigaddset(&set, recs__g.signo);
+    rc = recs__real_sigtimedwait(&set, &si, &zero);
+    if (rc == recs__g.signo && !(si.si_code == SI_TIMER &&
+                                si.si_value.sival_ptr == &recs__timer_cookie))
         syscall(SYS_rt_tgsigqueueinfo, getpid(), recs__gettid(), rc, &si);
 }
 
 static void after_failed_exec(void)
 {
-    recs_config cfg = recs_g.cfg;
+    recs__config cfg = recs__g.cfg;
     int err = errno;
 
-    if (recs_g.status_fd >= 0)
-        fcntl(recs_g.status_fd, F_SETFD, FD_CLOEXEC);
+    if (recs__g.status_fd >= 0)
+        fcntl(recs__g.status_fd, F_SETFD, FD_CLOEXEC);
     if (cfg.output) {
         cfg.append = true;
         cfg.overwrite = false;
         cfg.output_fd = -1;
         cfg.has_id = true;
-        cfg.out_dev = recs_g.out_dev;
-        cfg.out_ino = recs_g.out_ino;
+        cfg.out_dev = recs__g.out_dev;
+        cfg.out_ino = recs__g.out_ino;
         recs__start_config(&cfg);
     }
     errno = err;
@@ -550,22 +551,22 @@ int execle(const char *path, const char *arg, ...)
 /* ------------------------------------------------------------------ */
 
 __attribute__((constructor))
-static void recs_preload_init(void)
+static void recs__preload_init(void)
 {
-    const char *out = getenv("REC_OUTPUT"), *root = getenv("REC_ROOT_PID");
+    const char *out = getenv(REC_ENV_OUTPUT), *root = getenv(REC_ENV_ROOT_PID);
     const char *v;
     char err[256];
-    recs_config cfg;
+    recs__config cfg;
     pid_t pid = getpid();
-    recs_thread *t;
+    recs__thread *t;
     bool follow = false;
     char *own = NULL;
 
     if (!out || !*out)
         return;               /* linked, not preloaded by rec-start */
     preloaded = true;
-    if ((v = getenv("REC_FOLLOW_CHILDREN")) && *v &&
-        recs_parse_bool(v, &follow) < 0) {
+    if ((v = getenv(REC_ENV_FOLLOW_CHILDREN)) && *v &&
+        recs__parse_bool(v, &follow) < 0) {
         recs__warn("invalid REC_FOLLOW_CHILDREN=%s; not recording", v);
         return;
     }
@@ -575,7 +576,7 @@ static void recs_preload_init(void)
          * children it starts must know they are not. */
         char buf[24];
         snprintf(buf, sizeof buf, "%d", (int)pid);
-        setenv("REC_ROOT_PID", buf, 1);
+        setenv(REC_ENV_ROOT_PID, buf, 1);
     } else if (atol(root) != (long)pid) {
         if (!follow)
             return;           /* dormant */
@@ -583,7 +584,7 @@ static void recs_preload_init(void)
             return;
         become_root(own, pid);
     }
-    if (!own && (v = getenv("REC_STATUS_FD")) && *v) {
+    if (!own && (v = getenv(REC_ENV_STATUS_FD)) && *v) {
         int fd;
         dev_t dev;
         ino_t ino;
@@ -593,9 +594,9 @@ static void recs_preload_init(void)
          * closes every fd may reuse the number for a file of its own. */
         if (recs__parse_fd_id(v, &fd, &dev, &ino) == 0 &&
             fstat(fd, &st) == 0 && st.st_dev == dev && st.st_ino == ino) {
-            recs_g.status_fd = fd;
-            recs_g.status_dev = st.st_dev;
-            recs_g.status_ino = st.st_ino;
+            recs__g.status_fd = fd;
+            recs__g.status_dev = st.st_dev;
+            recs__g.status_ino = st.st_ino;
             recs__fd_own(fd);
             /* Not for the program's children; the next image of this
              * process gets it (before_exec). */
@@ -612,7 +613,7 @@ static void recs_preload_init(void)
         free(own);
         return;
     }
-    if (!own && (v = getenv("REC_OUTPUT_FD")) && *v) {
+    if (!own && (v = getenv(REC_ENV_OUTPUT_FD)) && *v) {
         int fd;
         dev_t dev;
         ino_t ino;
@@ -630,9 +631,9 @@ static void recs_preload_init(void)
         cfg.output_fd = fd;
         cfg.append = false;
     }
-    unsetenv("REC_OUTPUT_FD");
+    unsetenv(REC_ENV_OUTPUT_FD);
     free(own);
-    recs_g.registry = true;
+    recs__g.registry = true;
     recs__thread_key_init();
     if ((t = recs__thread_new(0)))
         recs__thread_register(t);
@@ -644,7 +645,7 @@ static void recs_preload_init(void)
 }
 
 __attribute__((destructor))
-static void recs_preload_fini(void)
+static void recs__preload_fini(void)
 {
     recs__stop(false, true);
 }

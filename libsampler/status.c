@@ -7,9 +7,7 @@
  * RLIMIT_FSIZE raises in the writing thread is taken back when that
  * thread is one of the program's.
  */
-#ifdef HAVE_CONFIG_H
-#include "config.h"
-#endif
+#include <config.h>
 #include "internal.h"
 
 #include <errno.h>
@@ -29,8 +27,8 @@ void recs__status_send(const char *fmt, ...)
     va_list ap;
     int n;
 
-    if (recs_g.status_fd < 0 || fstat(recs_g.status_fd, &st) != 0 ||
-        st.st_dev != recs_g.status_dev || st.st_ino != recs_g.status_ino)
+    if (recs__g.status_fd < 0 || fstat(recs__g.status_fd, &st) != 0 ||
+        st.st_dev != recs__g.status_dev || st.st_ino != recs__g.status_ino)
         return;
     va_start(ap, fmt);
     n = vsnprintf(line, sizeof line - 1, fmt, ap);
@@ -40,7 +38,7 @@ void recs__status_send(const char *fmt, ...)
     if (n > (int)sizeof line - 2)
         n = (int)sizeof line - 2;
     line[n++] = '\n';
-    while (write(recs_g.status_fd, line, (size_t)n) < 0 && errno == EINTR)
+    while (write(recs__g.status_fd, line, (size_t)n) < 0 && errno == EINTR)
         ;
 }
 
@@ -58,7 +56,7 @@ void recs__write_failed(int err)
         return;
     n = snprintf(msg, sizeof msg, "rec: writing %s: %s; the recording stops "
                  "here with what fit (the program goes on)\n",
-                 recs_g.cfg.output ? recs_g.cfg.output : "the recording",
+                 recs__g.cfg.output ? recs__g.cfg.output : "the recording",
                  strerror(err));
     if (n > (int)sizeof msg - 1)
         n = (int)sizeof msg - 1;
@@ -67,7 +65,7 @@ void recs__write_failed(int err)
         recs__status_send("error %s", msg);
     }
     recs__status_send("stopped writing %s: %s",
-                      recs_g.cfg.output ? recs_g.cfg.output : "the recording",
+                      recs__g.cfg.output ? recs__g.cfg.output : "the recording",
                       strerror(err));
 }
 

@@ -30,12 +30,10 @@
  * that thread's exit path (signal blocked) write it, with relaxed atomic
  * adds. It is read by the thread itself at exit (program order), at stop
  * after every handler has left (the handler's seq_cst decrement of
- * recs_g.inflight after its add, and the stopper's seq_cst load of 0,
+ * recs__g.inflight after its add, and the stopper's seq_cst load of 0,
  * order it), and at a re-arm with an atomic exchange (see rearm()).
  */
-#ifdef HAVE_CONFIG_H
-#include "config.h"
-#endif
+#include <config.h>
 #include "internal.h"
 
 #include <errno.h>
@@ -44,7 +42,7 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
-__thread recs_thread *recs_self __attribute__((tls_model("initial-exec")));
+__thread recs__thread *recs__self __attribute__((tls_model("initial-exec")));
 
 /* The cookie our timers carry in si_value, to tell their signals from the
  * program's own (setitimer, kill, sigqueue). */
@@ -53,7 +51,7 @@ char recs__timer_cookie;
 static pthread_key_t exit_key;
 static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
 
-const char *const recs_lost_names[RECS_LOST_NREASONS] = {
+const char *const recs__lost_names[RECS_LOST_NREASONS] = {
     "queue-full", "queue-busy", "unsafe", "timer-failed", "undelivered",
 };
 
@@ -67,8 +65,8 @@ int recs__block_signal(sigset_t *old)
     sigset_t set;
 
     sigemptyset(&set);
-    if (recs_g.signo > 0)
-        sigaddset(&set, recs_g.signo);
+    if (recs__g.signo > 0)
+        sigaddset(&set, recs__g.signo);
     return pthread_sigmask(SIG_BLOCK, &set, old);
 }
 
@@ -113,16 +111,16 @@ void recs__thread_key_init(void)
 
 uint32_t recs__queue_capacity(uint64_t period_ns, unsigned depth)
 {
-    size_t slot = recs_request_size(depth);
-    size_t budget = (RECS_THREAD_BYTES - sizeof(recs_thread)) / slot;
+    size_t slot = recs__request_size(depth);
+    size_t budget = (RECS_THREAD_BYTES - sizeof(recs__thread)) / slot;
     uint64_t per = period_ns > 1000000 ? period_ns : 1000000;
     /* Signals the timer can send between two drains (at most one per
      * timer tick, overruns folded in), four times over for a sampler thread
      * that runs late on a busy machine. */
     uint64_t cap = 4 * (RECS_DRAIN_NS + per - 1) / per;
 
-    if (recs_g.cfg.queue_capacity)
-        return recs_g.cfg.queue_capacity;
+    if (recs__g.cfg.queue_capacity)
+        return recs__g.cfg.queue_capacity;
     if (cap < 32)
         cap = 32;
     if (cap > budget)
@@ -132,11 +130,11 @@ uint32_t recs__queue_capacity(uint64_t period_ns, unsigned depth)
     return (uint32_t)cap;
 }
 
-static void stack_bounds(recs_thread *t)
+static void stack_bounds(recs__thread *t)
 {
     pthread_attr_t attr;
-    void *addr;
-    size_t size;
+    void *addr = NULL;
+    size_t size = 0;
 
     t->stack_lo = t->stack_hi = 0;
     if (pthread_getattr_np(pthread_self(), &attr) != 0)
@@ -148,7 +146,7 @@ static void stack_bounds(recs_thread *t)
     pthread_attr_destroy(&attr);
 }
 
-uint64_t recs__thread_cpu_ns(const recs_thread *t)
+uint64_t recs__thread_cpu_ns(const recs__thread *t)
 {
     struct timespec ts;
 
@@ -157,9 +155,9 @@ uint64_t recs__thread_cpu_ns(const recs_thread *t)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-recs_thread *recs__thread_new(pid_t parent_tid)
+recs__thread *recs__thread_new(pid_t parent_tid)
 {
-    recs_thread *t = calloc(1, sizeof *t);
+    recs__thread *t = calloc(1, sizeof *t);
 
     if (!t)
         return NULL;
@@ -172,7 +170,7 @@ recs_thread *recs__thread_new(pid_t parent_tid)
     return t;
 }
 
-void recs__thread_free(recs_thread *t)
+void recs__thread_free(recs__thread *t)
 {
     if (!t)
         return;
@@ -182,11 +180,11 @@ void recs__thread_free(recs_thread *t)
 
 /* (Re)size the queue for the session's depth; only while the handler cannot
  * touch it (safe == 0). */
-static int queue_prepare(recs_thread *t)
+static int queue_prepare(recs__thread *t)
 {
-    unsigned depth = recs_g.cfg.depth;
-    uint32_t cap = recs_g.capacity;
-    size_t slot = recs_request_size(depth);
+    unsigned depth = recs__g.cfg.depth;
+    uint32_t cap = recs__g.capacity;
+    size_t slot = recs__request_size(depth);
 
     /* A handler can no longer be abandoned mid-enqueue (it runs with
      * every signal blocked), but a lock left by one before a fork or by
@@ -211,7 +209,7 @@ static int queue_prepare(recs_thread *t)
 }
 
 /* Arm t's timer: every period_ns, the first expiry after first_ns. */
-static int settime(recs_thread *t, uint64_t period_ns, uint64_t first_ns)
+static int settime(recs__thread *t, uint64_t period_ns, uint64_t first_ns)
 {
     struct itimerspec its;
 
@@ -227,7 +225,7 @@ static int settime(recs_thread *t, uint64_t period_ns, uint64_t first_ns)
  * never signalled are counted lost (undelivered). reg_lock held; K must
  * already hold every signal of this arming that will ever be recorded.
  * Returns the partial period that had not expired. */
-static uint64_t close_arming(recs_thread *t, uint64_t cpu_ns)
+static uint64_t close_arming(recs__thread *t, uint64_t cpu_ns)
 {
     uint64_t k = atomic_exchange(&t->expiries, 0);
     uint64_t e, used;
@@ -245,7 +243,7 @@ static uint64_t close_arming(recs_thread *t, uint64_t cpu_ns)
     return used - e * t->arm_period;
 }
 
-void recs__thread_close_arming(recs_thread *t, uint64_t cpu_ns)
+void recs__thread_close_arming(recs__thread *t, uint64_t cpu_ns)
 {
     close_arming(t, cpu_ns);
 }
@@ -263,7 +261,7 @@ void recs__thread_close_arming(recs_thread *t, uint64_t cpu_ns)
  * undelivered in the old one), and one of the new arming handled before
  * the exchange in the old one; either way at most one period per re-arm
  * is misplaced, never lost. */
-static int rearm(recs_thread *t, uint64_t period_ns)
+static int rearm(recs__thread *t, uint64_t period_ns)
 {
     uint64_t c = recs__thread_cpu_ns(t);
     uint64_t partial = 0;
@@ -285,12 +283,12 @@ static int rearm(recs_thread *t, uint64_t period_ns)
  * timer armed. With reg_lock held; t may be another thread (a timer can
  * target any thread of the process). A thread already in the session only
  * gets its period changed. */
-int recs__thread_arm(recs_thread *t, uint64_t period_ns)
+int recs__thread_arm(recs__thread *t, uint64_t period_ns)
 {
     struct sigevent sev;
 
     if (t->in_session)
-        return t->has_timer && !recs_g.hijacked ? rearm(t, period_ns) : 0;
+        return t->has_timer && !recs__g.hijacked ? rearm(t, period_ns) : 0;
     atomic_store(&t->safe, 0);
     t->in_session = true;
     t->start_pending = true;
@@ -304,10 +302,10 @@ int recs__thread_arm(recs_thread *t, uint64_t period_ns)
         atomic_store(&t->lost[i].count, 0);
         atomic_store(&t->lost[i].ns, 0);
     }
-    atomic_fetch_add(&recs_g.threads_seen, 1);
+    atomic_fetch_add(&recs__g.threads_seen, 1);
     if (queue_prepare(t) < 0)
         goto failed;
-    if (recs_g.hijacked) {
+    if (recs__g.hijacked) {
         /* Our handler is gone (warned): no timer, its CPU time is lost. */
         t->timer_failed = true;
         return REC_EIO;
@@ -315,7 +313,7 @@ int recs__thread_arm(recs_thread *t, uint64_t period_ns)
 
     memset(&sev, 0, sizeof sev);
     sev.sigev_notify = SIGEV_THREAD_ID;
-    sev.sigev_signo = recs_g.signo;
+    sev.sigev_signo = recs__g.signo;
     sev._sigev_un._tid = t->tid;
     sev.sigev_value.sival_ptr = &recs__timer_cookie;
     if (timer_create(t->cpuclock, &sev, &t->timer) != 0)
@@ -342,7 +340,7 @@ failed:
     {
         int err = errno;
         t->timer_failed = true;
-        if (atomic_fetch_add(&recs_g.timer_failures, 1) == 0)
+        if (atomic_fetch_add(&recs__g.timer_failures, 1) == 0)
             recs__warn("cannot create a CPU-time timer for thread %d (%s); "
                        "its CPU time is reported as lost",
                        (int)t->tid, strerror(err));
@@ -353,7 +351,7 @@ failed:
 /* Stop t's timer at recs_stop, noting the CPU clock just before: the
  * arming ends there, and so does the thread's figure in the recording
  * (its snapshot ThreadEnd). */
-void recs__thread_pause_timer(recs_thread *t)
+void recs__thread_pause_timer(recs__thread *t)
 {
     struct itimerspec zero;
     uint64_t c = recs__thread_cpu_ns(t);
@@ -366,7 +364,7 @@ void recs__thread_pause_timer(recs_thread *t)
     }
 }
 
-void recs__thread_disarm(recs_thread *t)
+void recs__thread_disarm(recs__thread *t)
 {
     atomic_store(&t->safe, 0);
     if (t->has_timer) {
@@ -375,58 +373,58 @@ void recs__thread_disarm(recs_thread *t)
     }
 }
 
-static void link_thread(recs_thread *t)
+static void link_thread(recs__thread *t)
 {
     t->prev = NULL;
-    t->next = recs_g.threads;
-    if (recs_g.threads)
-        recs_g.threads->prev = t;
-    recs_g.threads = t;
+    t->next = recs__g.threads;
+    if (recs__g.threads)
+        recs__g.threads->prev = t;
+    recs__g.threads = t;
 }
 
-static void unlink_thread(recs_thread *t)
+static void unlink_thread(recs__thread *t)
 {
     if (t->prev)
         t->prev->next = t->next;
-    else if (recs_g.threads == t)
-        recs_g.threads = t->next;
+    else if (recs__g.threads == t)
+        recs__g.threads = t->next;
     if (t->next)
         t->next->prev = t->prev;
     t->prev = t->next = NULL;
 }
 
 /* Called by t's own thread. */
-void recs__thread_register(recs_thread *t)
+void recs__thread_register(recs__thread *t)
 {
     sigset_t old;
 
     recs__thread_key_init();
     recs__block_async(&old);
-    recs_self = t;
+    recs__self = t;
     pthread_setspecific(exit_key, t);
-    pthread_mutex_lock(&recs_g.reg_lock);
+    pthread_mutex_lock(&recs__g.reg_lock);
     link_thread(t);
-    if (atomic_load(&recs_g.running))
-        recs__thread_arm(t, recs_g.period_ns);
-    pthread_mutex_unlock(&recs_g.reg_lock);
+    if (atomic_load(&recs__g.running))
+        recs__thread_arm(t, recs__g.period_ns);
+    pthread_mutex_unlock(&recs__g.reg_lock);
     recs__restore_mask(&old);
 }
 
 /* On the exiting thread, signal blocked: a timer signal already pending
  * would be discarded with the thread, so its expiries are counted lost
  * (unsafe) and in K. */
-static void collect_pending(recs_thread *t)
+static void collect_pending(recs__thread *t)
 {
     sigset_t set;
     siginfo_t si;
     struct timespec zero = { 0, 0 };
     uint64_t period = atomic_load(&t->period_ns);
 
-    if (recs_g.signo <= 0 || !t->in_session)
+    if (recs__g.signo <= 0 || !t->in_session)
         return;
     sigemptyset(&set);
-    sigaddset(&set, recs_g.signo);
-    while (sigtimedwait(&set, &si, &zero) == recs_g.signo) {
+    sigaddset(&set, recs__g.signo);
+    while (recs__real_sigtimedwait(&set, &si, &zero) == recs__g.signo) {
         uint64_t n = 1 + (uint64_t)(si.si_overrun > 0 ? si.si_overrun : 0);
         if (si.si_code != SI_TIMER || si.si_value.sival_ptr != &recs__timer_cookie)
             continue;
@@ -439,7 +437,7 @@ static void collect_pending(recs_thread *t)
  * thread that will not be sampled again. */
 void recs__thread_exit(void)
 {
-    recs_thread *t = recs_self;
+    recs__thread *t = recs__self;
     bool was_in = false;
     sigset_t old;
 
@@ -450,7 +448,7 @@ void recs__thread_exit(void)
     recs__block_signal(NULL);
     recs__block_async(&old);
     atomic_store(&t->safe, 0);
-    pthread_mutex_lock(&recs_g.reg_lock);
+    pthread_mutex_lock(&recs__g.reg_lock);
     /* A timer signal that was already pending would be discarded with the
      * thread: its CPU time is accounted as lost (teardown is unsafe).
      * Taken before the timer is stopped: re-arming or disarming a timer
@@ -460,7 +458,7 @@ void recs__thread_exit(void)
     collect_pending(t);
     recs__thread_disarm(t);
     unlink_thread(t);
-    recs_self = NULL;
+    recs__self = NULL;
     if (t->in_session) {
         was_in = true;
         t->ended = true;
@@ -473,13 +471,13 @@ void recs__thread_exit(void)
         recs__thread_close_arming(t, t->end_cpu);
         if (prctl(PR_GET_NAME, t->name, 0, 0, 0) != 0)
             t->name[0] = '\0';
-        t->next = recs_g.dead;
-        recs_g.dead = t;
+        t->next = recs__g.dead;
+        recs__g.dead = t;
         /* Exited threads keep their queues until the drain frees them. */
-        if (++recs_g.ndead == RECS_DEAD_WAKE)
-            sem_post(&recs_g.wake);
+        if (++recs__g.ndead == RECS_DEAD_WAKE)
+            sem_post(&recs__g.wake);
     }
-    pthread_mutex_unlock(&recs_g.reg_lock);
+    pthread_mutex_unlock(&recs__g.reg_lock);
     recs__restore_mask(&old);
     if (!was_in)
         recs__thread_free(t);

@@ -2,9 +2,7 @@
  * libsampler/throttle.c - parsing of the sampler's settings; libc only so
  * that rec-start can compile it in (see throttle.h).
  */
-#ifdef HAVE_CONFIG_H
-#include "config.h"
-#endif
+#include <config.h>
 #include "throttle.h"
 
 #include <ctype.h>
@@ -54,8 +52,8 @@ static int parse_number(const char **sp, double *out)
 struct unit { const char *name; double ns; };
 
 static const struct unit time_units[] = {
-    { "ns", 1 }, { "us", 1e3 }, { "ms", 1e6 }, { "s", 1e9 },
-    { "m", 60e9 }, { "min", 60e9 }, { "h", 3600e9 },
+    { "ns", 1 }, { "us", 1e3 }, { "\xc2\xb5s", 1e3 }, { "ms", 1e6 },
+    { "s", 1e9 }, { "m", 60e9 }, { "min", 60e9 }, { "h", 3600e9 },
 };
 
 static int parse_time_unit(const char *s, double *ns)
@@ -70,20 +68,57 @@ static int parse_time_unit(const char *s, double *ns)
     return REC_EINVAL;
 }
 
-int recs_parse_duration(const char *s, uint64_t *ns)
+/* Exact: integer part and up to nine decimals in integer arithmetic, so
+ * "0.1s" is 100000000 ns and not one off after a trip through double. */
+int recs__parse_duration(const char *s, uint64_t *ns)
 {
-    double v, unit;
+    uint64_t ip = 0, frac = 0, unit;
+    double u;
+    int nd = 0, nf = 0;
 
-    if (!s || parse_number(&s, &v) < 0 || parse_time_unit(s, &unit) < 0)
+    if (!s)
         return REC_EINVAL;
-    v *= unit;
-    if (v >= 1.8e19)
+    s = skip_space(s);
+    for (; isdigit((unsigned char)*s); s++, nd++) {
+        unsigned d = (unsigned)(*s - '0');
+        if (ip > (UINT64_MAX - d) / 10)
+            return REC_EINVAL;
+        ip = ip * 10 + d;
+    }
+    if (*s == '.') {
+        for (s++; isdigit((unsigned char)*s); s++, nf++)
+            if (nf < 9)
+                frac = frac * 10 + (uint64_t)(*s - '0');
+        if (!nf)
+            return REC_EINVAL;
+        for (int k = nf < 9 ? nf : 9; k < 9; k++)
+            frac *= 10;
+    }
+    if (!nd && !nf)
         return REC_EINVAL;
-    *ns = (uint64_t)(v + 0.5);
+    s = skip_space(s);
+    if (*s == '\0') {       /* a bare 0 needs no unit */
+        if (ip || frac)
+            return REC_EINVAL;
+        *ns = 0;
+        return 0;
+    }
+    if (parse_time_unit(s, &u) < 0)
+        return REC_EINVAL;
+    unit = (uint64_t)u;
+    if (ip > UINT64_MAX / unit)
+        return REC_EINVAL;
+    {
+        uint64_t v = ip * unit;
+        uint64_t fv = (uint64_t)((unsigned __int128)frac * unit / 1000000000u);
+        if (v > UINT64_MAX - fv)
+            return REC_EINVAL;
+        *ns = v + fv;
+    }
     return 0;
 }
 
-int recs_parse_throttle(const char *s, recs_throttle *t)
+int recs__parse_throttle(const char *s, recs__throttle *t)
 {
     const char *slash;
     double v, unit;
@@ -93,7 +128,7 @@ int recs_parse_throttle(const char *s, recs_throttle *t)
     slash = strchr(s, '/');
     if (!slash) {
         uint64_t ns;
-        if (recs_parse_duration(s, &ns) < 0 || ns < RECS_MIN_PERIOD_NS ||
+        if (recs__parse_duration(s, &ns) < 0 || ns < RECS_MIN_PERIOD_NS ||
             ns > RECS_MAX_PERIOD_NS)
             return REC_EINVAL;
         t->is_rate = false;
@@ -111,7 +146,7 @@ int recs_parse_throttle(const char *s, recs_throttle *t)
     return 0;
 }
 
-uint64_t recs_throttle_period(const recs_throttle *t, unsigned ncpus)
+uint64_t recs__throttle_period(const recs__throttle *t, unsigned ncpus)
 {
     double p;
 
@@ -126,7 +161,7 @@ uint64_t recs_throttle_period(const recs_throttle *t, unsigned ncpus)
     return (uint64_t)p;
 }
 
-int recs_parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *out)
+int recs__parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 {
     char *end;
     unsigned long long v;
@@ -144,7 +179,7 @@ int recs_parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *out)
     return 0;
 }
 
-int recs_parse_size(const char *s, uint64_t *bytes)
+int recs__parse_size(const char *s, uint64_t *bytes)
 {
     char *end;
     unsigned long long v;
@@ -176,7 +211,7 @@ int recs_parse_size(const char *s, uint64_t *bytes)
     return 0;
 }
 
-int recs_parse_bool(const char *s, bool *out)
+int recs__parse_bool(const char *s, bool *out)
 {
     static const char *yes[] = { "1", "yes", "true", "on" };
     static const char *no[] = { "0", "no", "false", "off" };
@@ -211,7 +246,7 @@ static bool usable_signal(int signo)
     }
 }
 
-int recs_parse_signal(const char *s, int *signo)
+int recs__parse_signal(const char *s, int *signo)
 {
     uint64_t n;
     int sig = -1;
@@ -220,7 +255,7 @@ int recs_parse_signal(const char *s, int *signo)
         return REC_EINVAL;
     s = skip_space(s);
     if (isdigit((unsigned char)*s)) {
-        if (recs_parse_uint(s, 1, 64, &n) < 0)
+        if (recs__parse_uint(s, 1, 64, &n) < 0)
             return REC_EINVAL;
         sig = (int)n;
     } else {
@@ -231,7 +266,7 @@ int recs_parse_signal(const char *s, int *signo)
             const char *p = skip_space(s + 5);
             int off = 0;
             if (*p == '+' || *p == '-') {
-                if (recs_parse_uint(p + 1, 0, 64, &n) < 0)
+                if (recs__parse_uint(p + 1, 0, 64, &n) < 0)
                     return REC_EINVAL;
                 off = (*p == '-') ? -(int)n : (int)n;
             } else if (*p) {

@@ -618,8 +618,9 @@ static void gen_emit(FILE *o, const struct type *t)
             if (!first_ticks)
                 first_ticks = t->f[j].name;
         }
+    /* Validation guarantees an event has a ticks field. */
     fprintf(o, "    unsigned char *p;\n    int rc = rec__emit_begin(s, need, t_%s, &p);\n"
-               "    if (rc)\n        return rc;\n", first_ticks);
+               "    if (rc)\n        return rc;\n", first_ticks ? first_ticks : "0");
     /* Mark referenced pool entries inside the critical section. */
     bool marks = false;
     for (size_t j = 0; j < t->nf; j++) {

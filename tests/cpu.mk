@@ -6,6 +6,5 @@ tests_mkcpu_LDADD = librecord/librecord.la
 TESTS += tests/test-cpu.sh tests/test-cpu-timeline.sh tests/test-cpu-errors.sh \
 	tests/test-cpu-budget.sh
 EXTRA_DIST += tests/test-cpu.sh tests/test-cpu-timeline.sh \
-	tests/test-cpu-errors.sh tests/test-cpu-budget.sh tests/cpu-lib.sh \
-	tests/data/cpu
+	tests/test-cpu-errors.sh tests/test-cpu-budget.sh tests/cpu-lib.sh
 $(tests_mkcpu_OBJECTS): librecord/rec/events.h

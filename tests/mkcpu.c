@@ -13,7 +13,7 @@
  * The expected figures are spelled out next to each thread below and in
  * tests/test-cpu.sh.
  */
-#include "config.h"
+#include <config.h>
 
 #include <fcntl.h>
 #include <stdio.h>

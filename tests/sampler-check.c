@@ -1,5 +1,5 @@
 /*
- * tests/sampler-check.c - summarize a recording made by librecsampler for
+ * tests/sampler-check.c - summarize a recording made by libsampler for
  * the sampler tests, and check its CPU-time accounting.
  *
  *   sampler-check [--accounting SLACK_NS [--percent P]] [--pid PID] FILE
@@ -26,9 +26,7 @@
  * exits 1 otherwise.
  * Exit 2 if the file cannot be read to its end.
  */
-#ifdef HAVE_CONFIG_H
-#include "config.h"
-#endif
+#include <config.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -62,7 +62,7 @@ check_LTLIBRARIES += tests/hazards/libhzplugin.la
 tests_hazards_libhzplugin_la_SOURCES = tests/hazards/plugin.c tests/hazards/hazard.h
 tests_hazards_libhzplugin_la_LDFLAGS = -module -avoid-version -rpath /nowhere
 tests_hazards_exitdrain_SOURCES = tests/hazards/exitdrain.c tests/hazards/hazard.h
-tests_hazards_exitdrain_LDADD = libsampler/librecsampler.la librecord/librecord.la $(PTHREAD_LIBS)
+tests_hazards_exitdrain_LDADD = libsampler/libsampler.la librecord/librecord.la $(PTHREAD_LIBS)
 # A library whose constructor starts a thread before the sampler's runs.
 check_LTLIBRARIES += tests/hazards/libhzearly.la
 tests_hazards_libhzearly_la_SOURCES = tests/hazards/earlylib.c tests/hazards/hazard.h
@@ -71,7 +71,7 @@ tests_hazards_libhzearly_la_LDFLAGS = -avoid-version -rpath /nowhere
 tests_hazards_earlymain_SOURCES = tests/hazards/earlymain.c tests/hazards/hazard.h
 tests_hazards_earlymain_LDADD = tests/hazards/libhzearly.la $(PTHREAD_LIBS)
 tests_hazards_api_SOURCES = tests/hazards/api.c tests/hazards/hazard.h
-tests_hazards_api_LDADD = libsampler/librecsampler.la librecord/librecord.la $(PTHREAD_LIBS)
+tests_hazards_api_LDADD = libsampler/libsampler.la librecord/librecord.la $(PTHREAD_LIBS)
 
 TESTS += tests/test-sampler tests/test-sampler-hazards.sh
 dist_check_SCRIPTS += tests/test-sampler-hazards.sh

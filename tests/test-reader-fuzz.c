@@ -8,7 +8,7 @@
  * Each case must end (no crash, no hang) with 0 or a negative code, a
  * message exactly when it fails, and the events before the damage intact.
  */
-#include "config.h"
+#include <config.h>
 
 #include <fcntl.h>
 #include <stdio.h>

@@ -8,7 +8,7 @@ set -u
 B=$top_builddir
 H=$B/tests/hazards
 CHECK=$B/tests/sampler-check
-LIB=$B/libsampler/.libs/librecsampler.so
+LIB=$B/libsampler/.libs/libsampler.so
 T=$(mktemp -d "${TMPDIR:-/tmp}/rec-sampler.XXXXXX")
 [ -n "${REC_KEEP_TEST_DIR:-}" ] || trap 'rm -rf "$T"' EXIT
 n=0

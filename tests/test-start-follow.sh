@@ -58,7 +58,7 @@ if [ -x "$SPAWNENV" ]; then
     [ $? -eq 0 ] || diag_file "$TMP/out"
     "$REC_START" -q -c -o "$TMP/env3.rec" "$SPAWNENV" >"$TMP/out" 2>"$TMP/err"
     st=$?
-    grep -q '^REC_OUTPUT=' "$TMP/out" && grep -q '^LD_PRELOAD=.*librecsampler' "$TMP/out"
+    grep -q '^REC_OUTPUT=' "$TMP/out" && grep -q '^LD_PRELOAD=.*libsampler' "$TMP/out"
     ok $? "posix_spawn with --follow-children: the child is recorded (environment kept)"
 else
     skip "tests/hazards/spawnenv not built"

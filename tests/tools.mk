@@ -1,8 +1,8 @@
 # tests for tools: rec-dump, rec-summary and their shared helpers.
 check_PROGRAMS += tests/test-cli-common tests/mkgolden tests/mkhostile
 tests_test_cli_common_SOURCES = tests/test-cli-common.c
-tests_test_cli_common_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests $(JANSSON_CFLAGS)
-tests_test_cli_common_LDADD = tools/libreccli.la librecord/librecord.la $(JANSSON_LIBS)
+tests_test_cli_common_CPPFLAGS = $(TOOLS_CPPFLAGS) -I$(top_srcdir)/tests
+tests_test_cli_common_LDADD = tools/cli/libreccli.la librecord/librecord.la $(JANSSON_LIBS)
 
 # Writes the recordings of tests/data/golden/ (see the file's comment).
 tests_mkgolden_SOURCES = tests/mkgolden.c
@@ -23,14 +23,5 @@ TESTS += tests/test-cli-common \
 dist_check_SCRIPTS += tests/test-dump-golden.sh tests/test-dump-contract.sh \
 	tests/test-dump-errors.sh tests/test-dump-corpus.sh tests/test-dump-hostile.sh \
 	tests/test-summary.sh
-EXTRA_DIST += tests/tap-lib.sh tests/tools-tap.sh \
-	tests/data/golden/basic.ndjson \
-	tests/data/golden/basic.rec \
-	tests/data/golden/basic.summary.json \
-	tests/data/golden/basic.summary.txt \
-	tests/data/golden/unfinished.ndjson \
-	tests/data/golden/unfinished.ndjson.err \
-	tests/data/golden/unfinished.rec \
-	tests/data/golden/unfinished.summary.txt \
-	tests/data/golden/unfinished.summary.txt.err
+EXTRA_DIST += tests/tools-tap.sh
 $(tests_mkgolden_OBJECTS) $(tests_test_cli_common_OBJECTS): librecord/rec/events.h

@@ -22,8 +22,17 @@
 extern "C" {
 #endif
 
+#include <rec/version.h>
+
 #define REC_FORMAT_MAJOR 1
 #define REC_FORMAT_MINOR 0
+
+/* The library's version, REC_VERSION_NUMBER of the headers it was built
+ * with: a program built against other headers can tell (ABI policy in
+ * librecord(3)). */
+unsigned rec_version(void);
+/* The same as text, e.g. "0.1.0". */
+const char *rec_version_string(void);
 
 /* Error codes. */
 #define REC_ENOMEM     (-1)  /* out of memory */
@@ -32,13 +41,19 @@ extern "C" {
 #define REC_ECORRUPT   (-4)  /* malformed data (checksum, structure) */
 #define REC_ETRUNCATED (-5)  /* data ends before a declared size */
 #define REC_EVERSION   (-6)  /* unsupported format version */
-#define REC_ETOOBIG    (-7)  /* a size read off disk exceeds a limit */
+#define REC_ETOOBIG    (-7)  /* a size exceeds a limit below */
 #define REC_EMAGIC     (-8)  /* not a rec recording */
 #define REC_EEXIST     (-9)  /* output exists and overwriting was not asked */
 #define REC_ENOTFOUND  (-10) /* no such type, field or entry */
 #define REC_EFULL      (-11) /* an event does not fit a stream buffer */
 
 const char *rec_strerror(int code);
+
+/* Limits of the format. The writer refuses a longer string or a longer
+ * array (a stack of more frames) with REC_ETOOBIG and leaves the event or
+ * entry out; readers reject data that exceeds them as corrupt. */
+#define REC_MAX_STRING  (64u << 10)  /* bytes of one string */
+#define REC_MAX_ARRAY   4096u        /* items of one array */
 
 /* Pool entry id; 0 means "none" and encodes as null. */
 typedef uint32_t rec_id;
@@ -105,8 +120,13 @@ uint64_t rec_writer_bytes(const rec_writer *w);
 uint32_t rec_writer_chunk_index(const rec_writer *w);
 
 /* A stream is a buffer owned by one thread. Its owner encodes events with
- * rec_emit_*() without locks (one uncontended compare-and-swap per event so
- * that a flush from another thread can take the buffer). */
+ * rec_emit_*() without locks in the common case (one uncontended
+ * compare-and-swap per event, so that a flush from another thread can take
+ * the buffer). When the buffer is full, rec_emit_*() hands it to the
+ * writer: that takes the writer's lock and may write to the file, so
+ * rec_emit_*() is not for a signal handler or any context that must not
+ * block. An event larger than a buffer fails with REC_EFULL; a string or
+ * array over the limits above with REC_ETOOBIG. */
 int rec_stream_open(rec_writer *w, rec_stream **out);
 /* Hand the stream's events to the writer and free it. */
 int rec_stream_close(rec_stream *s);
@@ -182,12 +202,12 @@ const char *rec_reader_message(const rec_reader *r);
 const char *rec_reader_warning(const rec_reader *r);
 
 /* Re-read a growing recording: after rec_reader_next() returned 0, data a
- * writer flushed since becomes visible to the next call. */
+ * writer flushed since becomes visible to the next call. Returns 1 when
+ * more data may be there (call rec_reader_next() again), 0 when nothing
+ * changed yet (wait, then poll again). It also resumes after
+ * REC_ETRUNCATED, once the file grew: a block or header caught
+ * half-written is read again from its start. */
 int rec_reader_poll(rec_reader *r);
-/* rec_reader_poll() returns 1 when more data may be there (call
- * rec_reader_next() again), 0 when nothing changed yet (wait, then poll
- * again). It also resumes after REC_ETRUNCATED, once the file grew: a block
- * or header caught half-written is read again from its start. */
 
 /* Current chunk: index from 0 and its header fields. */
 typedef struct rec_chunk_info {
@@ -202,7 +222,11 @@ typedef struct rec_chunk_info {
 int rec_reader_chunk(const rec_reader *r, rec_chunk_info *info);
 
 /* Event access. Types and field indexes stay valid while the chunk's
- * metadata is unchanged: compare type pointers to cache lookups. */
+ * metadata is unchanged: compare type pointers to cache lookups. An
+ * event's own strings and arrays stay valid until the next
+ * rec_reader_next(). rec_event_ticks() is the event's first ticks field
+ * minus the chunk's start ticks (events buffered across a rotation can
+ * precede the chunk: read it as int64_t). */
 const rec_type *rec_event_type(const rec_event *ev);
 uint64_t rec_event_time_ns(const rec_event *ev);   /* ns since the epoch */
 uint64_t rec_event_ticks(const rec_event *ev);     /* chunk-relative ticks */
@@ -213,11 +237,7 @@ int      rec_event_get(const rec_event *ev, size_t field, rec_value *out);
 const rec_value *rec_event_values(const rec_event *ev);
 
 /* Pool entries (resolved across references within the chunk). Entries and
- * the strings they hold stay valid until the reader enters another chunk;
- * an event's own strings and arrays only until the next rec_reader_next().
- * rec_event_ticks() is the event's first ticks field minus the chunk's
- * start ticks (events buffered across a rotation can precede the chunk:
- * read it as int64_t). */
+ * the strings they hold stay valid until the reader enters another chunk. */
 const rec_type *rec_entry_type(const rec_entry *e);
 rec_id   rec_entry_id(const rec_entry *e);
 int      rec_entry_get(const rec_entry *e, size_t field, rec_value *out);

@@ -1,5 +1,5 @@
 /*
- * rec/sampler.h - librecsampler: per-thread CPU-time sampling of the
+ * rec/sampler.h - libsampler: per-thread CPU-time sampling of the
  * calling process into a rec recording.
  *
  * Every thread gets a timer on its own CPU clock (timer_create on the
@@ -22,6 +22,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <rec/record.h>   /* REC_E* codes, rec_strerror() */
 
 #ifdef __cplusplus
 extern "C" {

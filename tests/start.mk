@@ -1,0 +1,34 @@
+# tests for rec-start: the bundled workloads with known behaviour and the
+# tests that run them under rec-start.
+# Workloads with known behaviour (README demo, CPU budgets, call chains).
+# Not instrumented under --enable-sanitizers: they stand for ordinary
+# programs; frame pointers on, sibling calls off so that chains are exact.
+WORKLOAD_CFLAGS = $(WARN_CFLAGS) $(PTHREAD_CFLAGS) -O2 -g \
+	-fno-omit-frame-pointer -fno-optimize-sibling-calls
+noinst_PROGRAMS += tests/workloads/demo tests/workloads/budget tests/workloads/stacks
+tests_workloads_demo_SOURCES = tests/workloads/demo.c
+tests_workloads_demo_CFLAGS = $(WORKLOAD_CFLAGS)
+tests_workloads_demo_LDFLAGS =
+tests_workloads_demo_LDADD = $(PTHREAD_LIBS)
+tests_workloads_budget_SOURCES = tests/workloads/budget.c
+tests_workloads_budget_CFLAGS = $(WORKLOAD_CFLAGS)
+tests_workloads_budget_LDFLAGS =
+tests_workloads_budget_LDADD = $(PTHREAD_LIBS)
+tests_workloads_stacks_SOURCES = tests/workloads/stacks.c
+tests_workloads_stacks_CFLAGS = $(WORKLOAD_CFLAGS)
+tests_workloads_stacks_LDFLAGS =
+tests_workloads_stacks_LDADD = $(PTHREAD_LIBS)
+
+# Symbolization unit test (libsampler/symbols.c against this very program).
+check_PROGRAMS += tests/test-symbols
+tests_test_symbols_SOURCES = tests/test-symbols.c libsampler/symbols.c \
+	libsampler/sym-elf.c libsampler/sym-cfi.c libsampler/symbols.h \
+	libsampler/sym-internal.h
+tests_test_symbols_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests $(ELF_CFLAGS)
+tests_test_symbols_CFLAGS = $(AM_CFLAGS) $(PTHREAD_CFLAGS) -fno-optimize-sibling-calls
+tests_test_symbols_LDADD = librecord/librecord.la $(ELF_LIBS) $(PTHREAD_LIBS) -ldl
+
+TESTS += tests/test-symbols tests/test-start.sh tests/test-start-exit.sh \
+	tests/test-start-follow.sh tests/test-stacks.sh tests/test-start-full.sh
+dist_check_SCRIPTS += tests/test-start.sh tests/test-start-exit.sh \
+	tests/test-start-follow.sh tests/test-stacks.sh tests/test-start-full.sh

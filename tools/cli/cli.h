@@ -1,0 +1,228 @@
+/*
+ * tools/cli/cli.h - helpers shared by the rec command-line tools
+ * (rec-dump, rec-summary, rec-cpu): tools/cli/cli.c and tools/cli/cli-opts.c,
+ * linked as tools/cli/libreccli.la.
+ *
+ * Stable API: other tools build on it, so only add to it. Functions that
+ * can fail return 0 on success and -1 on a parse error (nothing printed;
+ * the caller reports the usage error), except the option handlers of
+ * cli-opts.c, which print it. Everything is reentrant: there is no global
+ * state.
+ */
+#ifndef REC_TOOLS_COMMON_H
+#define REC_TOOLS_COMMON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <rec/record.h>
+
+/* Exit statuses every tool uses. */
+#define CLI_EXIT_OK    0   /* success (an unfinished recording only warns) */
+#define CLI_EXIT_DATA  1   /* bad input, I/O error */
+#define CLI_EXIT_USAGE 2   /* bad command line */
+
+/* ------------------------------------------------------------------ */
+/* Messages: "<prog>: <text>" on stderr.                              */
+/* ------------------------------------------------------------------ */
+
+void cli_error(const char *prog, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* "<prog>: warning: <text>" */
+void cli_warn(const char *prog, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Report a reader failure as one line:
+ *   "<prog>: <path>: chunk <i>, offset <n>: <what>"
+ * taking the location from rec_reader_message() (r may be NULL when
+ * rec_reader_open() failed; code is the negative REC_E* code, REC_EIO uses
+ * errno). The path is not repeated if the message already starts with it. */
+void cli_reader_error(const char *prog, const char *path,
+                      const rec_reader *r, int code);
+/* Report rec_reader_warning() (if any) as "<prog>: warning: <path>: <msg>". */
+void cli_reader_warning(const char *prog, const char *path,
+                        const rec_reader *r);
+
+/* ------------------------------------------------------------------ */
+/* Parsing command-line values.                                       */
+/* ------------------------------------------------------------------ */
+
+/* Duration, in the grammar rec-start and the sampler use too
+ * (recs__parse_duration, libsampler/throttle.h): a decimal number
+ * ("1.5s") and a unit among ns, us (or µs), ms, s, m (min), h; "0" alone
+ * is zero. Result in ns; overflow and a missing unit are errors. */
+int cli_parse_duration(const char *s, uint64_t *ns);
+
+/* Unsigned decimal integer (the whole string, no sign, no overflow). */
+int cli_parse_uint(const char *s, uint64_t *out);
+
+/* A point in time for --since/--until:
+ *   "1795288800000000000"        ns since the epoch
+ *   "2026-11-21T19:20:00Z"       RFC 3339 (fraction and +hh:mm offset allowed)
+ *   "+1.5s"                      a duration after the recording's start */
+typedef struct cli_time {
+    bool relative;      /* ns is an offset from the recording's start */
+    uint64_t ns;
+} cli_time;
+int cli_parse_time(const char *s, cli_time *out);
+/* The absolute time in ns since the epoch (saturating). */
+uint64_t cli_time_resolve(const cli_time *t, uint64_t recording_start_ns);
+
+/* Formatting: "2026-11-21T19:20:00.123456789Z" (trailing zero groups of the
+ * fraction are dropped: ".123Z", or none). buf needs 40 bytes. */
+char *cli_format_time(uint64_t ns_since_epoch, char *buf, size_t size);
+/* Human duration with 3 significant decimals: "950 ns", "12.3 us",
+ * "1.50 ms", "2.000 s", "3 min 4.000 s". buf needs 32 bytes. */
+char *cli_format_duration(uint64_t ns, char *buf, size_t size);
+
+/* ------------------------------------------------------------------ */
+/* Glob patterns and lists of them.                                   */
+/* ------------------------------------------------------------------ */
+
+/* Shell-style match of the whole string s[0..len): '*', '?', bracket
+ * expressions "[a-z]", "[!x]", and '\' quoting the next character. */
+bool cli_glob_match(const char *pattern, const char *s, size_t len);
+
+/* A comma-separated list of globs: "CPUTimeSample*,Thread*". */
+typedef struct cli_patterns cli_patterns;
+int  cli_patterns_parse(const char *spec, cli_patterns **out);
+bool cli_patterns_match(const cli_patterns *p, const char *s, size_t len);
+void cli_patterns_free(cli_patterns *p);
+
+/* --threads: a comma-separated list of items; an item made only of digits
+ * is an OS thread id, any other is a glob on the thread's name. A thread
+ * matches if any item matches it. */
+typedef struct cli_threads cli_threads;
+int  cli_threads_parse(const char *spec, cli_threads **out);
+/* name may be NULL (unnamed thread: only tid items can match it). */
+bool cli_threads_match(const cli_threads *f, uint64_t tid,
+                       const char *name, size_t name_len);
+void cli_threads_free(cli_threads *f);
+
+/* ------------------------------------------------------------------ */
+/* Option handling every tool shares. On a usage error these print    */
+/* their own "<prog>: ..." line and return -1.                         */
+/* ------------------------------------------------------------------ */
+
+/* "Try '<prog> --help' for more information." on stderr. */
+void cli_try_help(const char *prog);
+/* --version: "<prog> (<package>) <version>" on stdout, then exit 0. */
+_Noreturn void cli_version_exit(const char *prog);
+/* At least one FILE operand after the options (argv[first..argc)). */
+int cli_need_files(const char *prog, int first, int argc);
+/* --threads LIST; replaces *threads (a later option wins). */
+int cli_opt_threads(const char *prog, const char *arg, cli_threads **threads);
+/* --since/--until TIME into *t, setting *have; opt names the option. */
+int cli_opt_time(const char *prog, const char *opt, const char *arg,
+                 cli_time *t, bool *have);
+
+/* realloc() that aborts with "out of memory" like cli_buf (n 0 is 1). */
+void *cli_xrealloc(void *p, size_t n);
+/* "out of memory" on stderr, then abort(). */
+_Noreturn void cli_out_of_memory(void);
+
+/* ------------------------------------------------------------------ */
+/* Output buffer and JSON text.                                       */
+/* ------------------------------------------------------------------ */
+
+/* A growable byte buffer. Allocation failure aborts the program with a
+ * message (the tools cannot do anything useful without memory). */
+typedef struct cli_buf {
+    char *p;
+    size_t len, cap;
+} cli_buf;
+
+void cli_buf_free(cli_buf *b);
+/* Make room for more bytes (the slow path of the inline functions). */
+void cli_buf_grow(cli_buf *b, size_t more);
+void cli_buf_adds(cli_buf *b, const char *s);
+void cli_buf_add_u64(cli_buf *b, uint64_t v);
+void cli_buf_add_i64(cli_buf *b, int64_t v);
+/* A JSON string literal with quotes. Invalid UTF-8 sequences become
+ * U+FFFD so that the output always parses. */
+void cli_buf_add_json_string(cli_buf *b, const char *s, size_t len);
+/* Inline: rendering calls these several times per event. */
+static inline void cli_buf_reserve(cli_buf *b, size_t more)
+{
+    if (__builtin_expect(b->cap - b->len < more, 0))
+        cli_buf_grow(b, more);
+}
+
+static inline void cli_buf_add(cli_buf *b, const void *data, size_t n)
+{
+    cli_buf_reserve(b, n);
+    memcpy(b->p + b->len, data, n);
+    b->len += n;
+}
+
+static inline void cli_buf_addc(cli_buf *b, char c)
+{
+    cli_buf_reserve(b, 1);
+    b->p[b->len++] = c;
+}
+
+/* Write the buffer to f and empty it; -1 on a write error. */
+int cli_buf_flush(cli_buf *b, FILE *f);
+
+/* The JSON literal for a string as a NUL-terminated malloc'ed string. */
+char *cli_json_quote(const char *s, size_t len);
+
+/* ------------------------------------------------------------------ */
+/* Tables (cli-map.c): one hash map and one interning table for every  */
+/* tool. Maps keyed by rec_type or rec_entry addresses are only valid   */
+/* within a chunk: clear them when the chunk changes.                   */
+/* ------------------------------------------------------------------ */
+
+/* Open-addressing map from a non-zero 64-bit key to a uint32 value. */
+typedef struct cli_map {
+    uint64_t *keys;
+    uint32_t *vals;
+    size_t cap, n;          /* cap is a power of two (or 0) */
+} cli_map;
+
+void cli_map_free(cli_map *m);
+void cli_map_clear(cli_map *m);
+/* true and *val set if key is present. */
+bool cli_map_get(const cli_map *m, uint64_t key, uint32_t *val);
+/* 0 or REC_ENOMEM. */
+int cli_map_put(cli_map *m, uint64_t key, uint32_t val);
+/* The same, exiting on out of memory like cli_xrealloc(). */
+void cli_map_xput(cli_map *m, uint64_t key, uint32_t val);
+
+/* FNV-1a of len bytes: the hash of interned items. */
+uint64_t cli_hash_bytes(const void *p, size_t len);
+
+/* The slot index of an interning table (cli_strtab, or a tool's own table
+ * of items): slots hold item index + 1 (0 = empty), probed linearly from
+ * the item's hash. Doubles *nslots (from first, a power of two) and
+ * re-places the n items by their hashes: 0 or REC_ENOMEM. */
+int cli_slots_grow(uint32_t **slots, size_t *nslots, size_t first,
+                   const uint64_t *hash, size_t n);
+
+/* Interned strings: each distinct string gets a dense index. */
+typedef struct cli_strtab {
+    char **strs;
+    uint64_t *hash;
+    size_t n, cap;
+    uint32_t *slots;        /* index + 1, 0 = empty */
+    size_t nslots;
+} cli_strtab;
+
+void cli_strtab_free(cli_strtab *t);
+/* Index of s[0..len), adding it if new; negative REC_E* on failure. */
+long cli_strtab_intern(cli_strtab *t, const char *s, size_t len);
+
+/* ------------------------------------------------------------------ */
+/* Chunk tracking.                                                     */
+/* ------------------------------------------------------------------ */
+
+/* True when the reader moved to another chunk since the last call (or on
+ * the first call): caches keyed by rec_type/rec_entry pointers must be
+ * cleared then. *last starts at UINT64_MAX for each file. */
+bool cli_chunk_changed(const rec_reader *r, uint64_t *last,
+                       rec_chunk_info *info);
+
+#endif

@@ -1,0 +1,510 @@
+/*
+ * tools/cpu/cpu-read.c - decode a recording's events for rec-cpu.
+ *
+ * Field lookups are driven by the metadata of each chunk: indexes are
+ * resolved by name once per type pointer. Type, thread and stack pointers
+ * are only valid within one chunk, so the caches keyed by them are
+ * emptied whenever the chunk changes.
+ */
+#include <config.h>
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rec/record.h>
+
+#include "cpu-model.h"
+
+enum ekind { K_OTHER, K_SAMPLE, K_LOST, K_TSTART, K_TEND, K_USAGE, K_PINFO };
+
+/* Field slots per kind, by position in these name lists. */
+static const char *const fields_of[][5] = {
+    [K_SAMPLE] = { "eventThread", "samplingPeriod", "failed", "biased",
+                   "stackTrace" },
+    [K_LOST]   = { "eventThread", "lostSamples", "lostTime" },
+    [K_TSTART] = { "eventThread", "cpuTime" },
+    [K_TEND]   = { "eventThread", "cpuTime", "snapshot" },
+    [K_USAGE]  = { "userTime", "systemTime" },
+    [K_PINFO]  = { "processId" },
+};
+
+#define TYPE_SLOTS 64
+
+typedef struct type_slot {
+    const rec_type *type;
+    enum ekind kind;
+    long f[5];
+} type_slot;
+
+/* Pool-type field indexes, cached by pool type pointer. */
+typedef struct pool_fields {
+    const rec_type *thread, *string, *stack, *frame;
+    long th_tid, th_name, th_pid;
+    long str_value;
+    long st_frames;
+    long fr_function, fr_module;
+} pool_fields;
+
+typedef struct reader_ctx {
+    cpu_model *m;
+    cpu_input *in;
+    const char *prog;
+    type_slot types[TYPE_SLOTS];
+    pool_fields pf;
+    cli_map threads;            /* Thread entry pointer -> thread index */
+    cli_map stacks;             /* StackTrace entry pointer -> stack id */
+    uint32_t *scratch;          /* function indexes of one stack */
+    size_t cap_scratch;
+    bool have_pid;
+    uint64_t pid;               /* ProcessInfo of this recording */
+    uint64_t skipped;           /* events with unusable fields */
+    const char *name;           /* of a Thread entry just resolved, */
+    size_t name_len;            /* applied once the row is final */
+} reader_ctx;
+
+static void reset_chunk(reader_ctx *c)
+{
+    memset(c->types, 0, sizeof c->types);
+    memset(&c->pf, 0, sizeof c->pf);
+    cli_map_clear(&c->threads);
+    cli_map_clear(&c->stacks);
+}
+
+static const type_slot *lookup_type(reader_ctx *c, const rec_type *type)
+{
+    type_slot *s = &c->types[((uintptr_t)type >> 4) % TYPE_SLOTS];
+    if (s->type == type)
+        return s;
+    static const struct { const char *name; enum ekind kind; } names[] = {
+        { "CPUTimeSample", K_SAMPLE }, { "CPUTimeSampleLost", K_LOST },
+        { "ThreadStart", K_TSTART }, { "ThreadEnd", K_TEND },
+        { "ProcessUsage", K_USAGE }, { "ProcessInfo", K_PINFO },
+    };
+    const char *name = rec_type_name(type);
+    s->type = type;
+    s->kind = K_OTHER;
+    for (size_t i = 0; name && i < sizeof names / sizeof *names; i++)
+        if (strcmp(name, names[i].name) == 0)
+            s->kind = names[i].kind;
+    for (size_t i = 0; i < 5; i++) {
+        const char *f = fields_of[s->kind][i];
+        s->f[i] = f ? rec_type_field_index(type, f) : -1;
+    }
+    return s;
+}
+
+/* Event fields are read in place: vals is rec_event_values() of an event
+ * whose type gave the index f (or -1), so f is in range. */
+static bool get_uint(const rec_value *vals, long f, uint64_t *out)
+{
+    if (f < 0)
+        return false;
+    const rec_value *v = &vals[f];
+    if (v->kind == REC_UINT)
+        *out = v->v.u;
+    else if (v->kind == REC_INT && v->v.i >= 0)
+        *out = (uint64_t)v->v.i;
+    else
+        return false;
+    return true;
+}
+
+/* Missing booleans (an older schema) read as false. */
+static bool get_bool(const rec_value *vals, long f)
+{
+    return f >= 0 && vals[f].kind == REC_BOOL && vals[f].v.b;
+}
+
+static bool entry_uint(const rec_entry *e, long f, uint64_t *out)
+{
+    rec_value v;
+    if (f < 0 || rec_entry_get(e, (size_t)f, &v) < 0 || v.kind != REC_UINT)
+        return false;
+    *out = v.v.u;
+    return true;
+}
+
+/* Text of a String-pool reference field; NULL when null or unresolved. */
+static const char *entry_string(reader_ctx *c, const rec_entry *e, long f,
+                                size_t *len)
+{
+    rec_value v;
+    if (f < 0 || rec_entry_get(e, (size_t)f, &v) < 0)
+        return NULL;
+    if (v.kind == REC_STRING) {
+        *len = v.v.str.len;
+        return v.v.str.s;
+    }
+    if (v.kind != REC_REF || !v.v.ref.entry)
+        return NULL;
+    const rec_entry *s = v.v.ref.entry;
+    const rec_type *st = rec_entry_type(s);
+    if (st != c->pf.string) {
+        c->pf.string = st;
+        c->pf.str_value = rec_type_field_index(st, "value");
+    }
+    if (c->pf.str_value < 0 || rec_entry_get(s, (size_t)c->pf.str_value, &v) < 0
+        || v.kind != REC_STRING)
+        return NULL;
+    *len = v.v.str.len;
+    return v.v.str.s;
+}
+
+/* The thread an event's eventThread field names. */
+static cpu_thread *event_thread(reader_ctx *c, const rec_value *vals, long f)
+{
+    if (f < 0 || vals[f].kind != REC_REF || !vals[f].v.ref.entry)
+        return NULL;
+    const rec_entry *e = vals[f].v.ref.entry;
+    uint32_t i;
+    if (cli_map_get(&c->threads, (uintptr_t)e, &i))
+        return c->m->threads[i];
+
+    const rec_type *tt = rec_entry_type(e);
+    if (tt != c->pf.thread) {
+        c->pf.thread = tt;
+        c->pf.th_tid = rec_type_field_index(tt, "osThreadId");
+        c->pf.th_name = rec_type_field_index(tt, "name");
+        c->pf.th_pid = rec_type_field_index(tt, "processId");
+    }
+    uint64_t tid, pid = 0;
+    if (!entry_uint(e, c->pf.th_tid, &tid))
+        return NULL;
+    if (!entry_uint(e, c->pf.th_pid, &pid) && c->have_pid)
+        pid = c->pid;
+    cpu_thread *t = cpu_model_thread(c->m, pid, tid);
+    if (!t)
+        return NULL;
+    c->name = entry_string(c, e, c->pf.th_name, &c->name_len);
+    if (!c->have_pid) {
+        /* No ProcessInfo yet: the first thread tells the process. */
+        c->have_pid = true;
+        c->pid = pid;
+    }
+    if (cli_map_put(&c->threads, (uintptr_t)e, t->index) < 0)
+        return NULL;
+    return t;
+}
+
+/* Length of the valid UTF-8 sequence at s[0..n), 0 if invalid. */
+static size_t utf8_seq(const unsigned char *s, size_t n)
+{
+    if (s[0] < 0x80)
+        return 1;
+    size_t len = s[0] >= 0xf0 && s[0] <= 0xf4 ? 4
+               : s[0] >= 0xe0 ? 3 : s[0] >= 0xc2 && s[0] < 0xe0 ? 2 : 0;
+    if (!len || len > n)
+        return 0;
+    for (size_t i = 1; i < len; i++)
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+    /* Overlong forms, surrogates and code points past U+10FFFF. */
+    if ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] >= 0xa0)
+        || (s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] >= 0x90))
+        return 0;
+    return len;
+}
+
+/* A NUL-terminated copy in valid UTF-8: each bad byte becomes U+FFFD, so
+ * every output (text, CSV, SVG, JSON) can carry names as they are. */
+static char *clean_utf8(const char *s, size_t n)
+{
+    char *out = malloc(3 * n + 1), *p = out;
+    if (!out)
+        return NULL;
+    for (size_t i = 0; i < n && s[i];) {
+        size_t k = utf8_seq((const unsigned char *)s + i, n - i);
+        if (k) {
+            memcpy(p, s + i, k);
+            p += k;
+            i += k;
+        } else {
+            memcpy(p, "\xef\xbf\xbd", 3);
+            p += 3;
+            i++;
+        }
+    }
+    *p = '\0';
+    return out;
+}
+
+/* Names come from Thread entries (a rename is a new entry): the latest
+ * non-null one wins. */
+static void apply_name(reader_ctx *c, cpu_thread *t)
+{
+    if (!c->name)
+        return;
+    char *copy = clean_utf8(c->name, c->name_len);
+    if (copy && (!t->name || strcmp(t->name, copy) != 0)) {
+        free(t->name);
+        t->name = copy;
+    } else {
+        free(copy);
+    }
+    c->name = NULL;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Function name of a frame: the symbol, else the module's file name in
+ * brackets (unresolved code is grouped by module, not by address). */
+static long frame_function(reader_ctx *c, const rec_entry *fr)
+{
+    const rec_type *ft = rec_entry_type(fr);
+    if (ft != c->pf.frame) {
+        c->pf.frame = ft;
+        c->pf.fr_function = rec_type_field_index(ft, "function");
+        c->pf.fr_module = rec_type_field_index(ft, "module");
+    }
+    size_t len;
+    const char *s = entry_string(c, fr, c->pf.fr_function, &len);
+    if (s && len)
+        return cli_strtab_intern(&c->m->funcs, s, len);
+    const char *mod = entry_string(c, fr, c->pf.fr_module, &len);
+    char buf[300];
+    if (mod && len) {
+        const char *base = mod;
+        for (size_t i = 0; i < len; i++)
+            if (mod[i] == '/')
+                base = mod + i + 1;
+        int n = snprintf(buf, sizeof buf, "[%.*s]",
+                         (int)(len - (size_t)(base - mod)), base);
+        return cli_strtab_intern(&c->m->funcs, buf,
+                                 n < (int)sizeof buf ? (size_t)n : sizeof buf - 1);
+    }
+    return cli_strtab_intern(&c->m->funcs, "[unknown]", 9);
+}
+
+static long build_stack(reader_ctx *c, const rec_entry *e)
+{
+    const rec_type *st = rec_entry_type(e);
+    if (st != c->pf.stack) {
+        c->pf.stack = st;
+        c->pf.st_frames = rec_type_field_index(st, "frames");
+    }
+    rec_value v;
+    size_t n = 0;
+    const rec_value *items = NULL;
+    if (c->pf.st_frames >= 0 && rec_entry_get(e, (size_t)c->pf.st_frames, &v) == 0
+        && v.kind == REC_ARRAY) {
+        items = v.v.array.items;
+        n = v.v.array.n;
+    }
+    if (n + 1 > c->cap_scratch) {     /* + 1: an empty stack's pseudo frame */
+        uint32_t *s = realloc(c->scratch, (n + 1) * sizeof *s);
+        if (!s)
+            return REC_ENOMEM;
+        c->scratch = s;
+        c->cap_scratch = n + 1;
+    }
+    size_t k = 0;
+    long self = -1;
+    for (size_t i = 0; i < n; i++) {
+        if (items[i].kind != REC_REF || !items[i].v.ref.entry)
+            continue;
+        long f = frame_function(c, items[i].v.ref.entry);
+        if (f < 0)
+            return f;
+        if (self < 0)
+            self = f;
+        c->scratch[k++] = (uint32_t)f;
+    }
+    if (self < 0) {
+        self = cli_strtab_intern(&c->m->funcs, "[empty stack]", 13);
+        if (self < 0)
+            return self;
+        c->scratch[0] = (uint32_t)self;
+        k = 1;
+    }
+    /* Recursion: a function counts once per stack for total time. */
+    qsort(c->scratch, k, sizeof *c->scratch, cmp_u32);
+    size_t u = 0;
+    for (size_t i = 0; i < k; i++)
+        if (u == 0 || c->scratch[u - 1] != c->scratch[i])
+            c->scratch[u++] = c->scratch[i];
+    long id = cpu_stack_intern(&c->m->stacks, (uint32_t)self, c->scratch, u);
+    if (id >= 0 && cli_map_put(&c->stacks, (uintptr_t)e, (uint32_t)id) < 0)
+        return REC_ENOMEM;
+    return id;
+}
+
+/* Failed samples and samples without a stack get a pseudo function so
+ * that the hot-function view accounts for all sampled CPU time. Their keys
+ * (1, 2) are never entry pointers. */
+static long pseudo_stack(reader_ctx *c, uint64_t key, const char *name)
+{
+    uint32_t i;
+    if (cli_map_get(&c->stacks, key, &i))
+        return i;
+    long f = cli_strtab_intern(&c->m->funcs, name, strlen(name));
+    if (f < 0)
+        return f;
+    uint32_t fu = (uint32_t)f;
+    long id = cpu_stack_intern(&c->m->stacks, fu, &fu, 1);
+    if (id >= 0 && cli_map_put(&c->stacks, key, (uint32_t)id) < 0)
+        return REC_ENOMEM;
+    return id;
+}
+
+static int hot_sample(reader_ctx *c, cpu_thread *t, const rec_value *vals,
+                      long f, bool failed, uint64_t period)
+{
+    long si;
+    if (failed) {
+        si = pseudo_stack(c, 1, "[stack walk failed]");
+    } else if (f >= 0 && vals[f].kind == REC_REF && vals[f].v.ref.entry) {
+        const rec_entry *e = vals[f].v.ref.entry;
+        uint32_t i;
+        si = cli_map_get(&c->stacks, (uintptr_t)e, &i) ? (long)i
+                                                       : build_stack(c, e);
+    } else {
+        si = pseudo_stack(c, 2, "[no stack]");
+    }
+    if (si < 0)
+        return (int)si;
+    return cpu_tstacks_add(&t->stacks, (uint32_t)si, period);
+}
+
+static int fold(reader_ctx *c, const rec_event *ev)
+{
+    cpu_model *m = c->m;
+    const type_slot *s = lookup_type(c, rec_event_type(ev));
+    if (s->kind == K_OTHER)
+        return 0;
+    uint64_t ts = rec_event_time_ns(ev);
+    const rec_value *vals = rec_event_values(ev);
+    uint64_t a, b;
+
+    switch (s->kind) {
+    case K_PINFO:
+        if (get_uint(vals, s->f[0], &a)) {
+            c->pid = a;
+            c->have_pid = true;
+        }
+        return 0;
+    case K_USAGE:
+        if (get_uint(vals, s->f[0], &a) && get_uint(vals, s->f[1], &b))
+            cpu_model_usage(m, c->have_pid ? c->pid : 0, ts, a, b);
+        else
+            c->skipped++;
+        return 0;
+    default:
+        break;
+    }
+    c->name = NULL;
+    cpu_thread *t = event_thread(c, vals, s->f[0]);
+    if (!t) {
+        c->skipped++;
+        return 0;
+    }
+    if (s->kind != K_TSTART)
+        apply_name(c, t);
+    switch (s->kind) {
+    case K_SAMPLE: {
+        if (!cpu_model_in_range(m, ts))
+            return 0;
+        if (!get_uint(vals, s->f[1], &a)) {
+            c->skipped++;
+            return 0;
+        }
+        bool failed = get_bool(vals, s->f[2]);
+        int rc = cpu_model_sample(m, t, ts, a, failed, get_bool(vals, s->f[3]));
+        if (rc == 0 && m->opt.hot)
+            rc = hot_sample(c, t, vals, s->f[4], failed, a);
+        return rc;
+    }
+    case K_LOST:
+        if (!cpu_model_in_range(m, ts))
+            return 0;
+        if (!get_uint(vals, s->f[1], &a))
+            a = 0;
+        if (!get_uint(vals, s->f[2], &b))
+            b = 0;      /* JFR-style loss without CPU time */
+        cpu_model_lost(m, t, ts, a, b);
+        return 0;
+    case K_TSTART: {
+        if (!get_uint(vals, s->f[1], &a)) {
+            c->skipped++;
+            return 0;
+        }
+        size_t before = m->nthreads;
+        int rc = cpu_model_thread_start(m, &t, ts, a);
+        if (m->nthreads != before)
+            cli_map_clear(&c->threads);     /* a reused tid: re-resolve */
+        apply_name(c, t);
+        return rc;
+    }
+    case K_TEND:
+        if (!get_uint(vals, s->f[1], &a)) {
+            c->skipped++;
+            return 0;
+        }
+        return cpu_model_thread_end(m, t, ts, a, get_bool(vals, s->f[2]));
+    default:
+        return 0;
+    }
+}
+
+int cpu_input_open(cpu_input *in, const char *prog, const char *path)
+{
+    memset(in, 0, sizeof *in);
+    in->path = path;
+    int rc = rec_reader_open(&in->r, path, 0);
+    if (rc < 0) {
+        cli_reader_error(prog, path, NULL, rc);
+        in->r = NULL;
+        return rc;
+    }
+    in->status = rec_reader_next(in->r, &in->pending);
+    rec_chunk_info ci;
+    if (in->status > 0 && rec_reader_chunk(in->r, &ci) == 0)
+        in->chunk_start_ns = ci.start_ns;
+    return 0;
+}
+
+void cpu_input_close(cpu_input *in)
+{
+    if (in->r)
+        rec_reader_close(in->r);
+    in->r = NULL;
+}
+
+int cpu_input_read(cpu_model *m, cpu_input *in, const char *prog)
+{
+    reader_ctx c = { .m = m, .in = in, .prog = prog };
+    uint64_t last_chunk = UINT64_MAX;
+    int rc = in->status, err = 0;
+    const rec_event *ev = in->pending;
+    while (rc > 0) {
+        rec_chunk_info ci;
+        if (cli_chunk_changed(in->r, &last_chunk, &ci))
+            reset_chunk(&c);
+        err = fold(&c, ev);
+        if (err < 0)
+            break;
+        rc = rec_reader_next(in->r, &ev);
+    }
+    if (c.skipped)
+        cli_warn(prog, "%s: %" PRIu64 " events with unusable fields ignored",
+                 in->path, c.skipped);
+    if (err == REC_ETOOBIG) {
+        cli_error(prog, "too many intervals: use a longer --interval");
+        rc = err;
+    } else if (err < 0) {
+        cli_error(prog, "%s: %s", in->path, rec_strerror(err));
+        rc = err;
+    } else if (rc < 0) {
+        cli_reader_error(prog, in->path, in->r, rc);
+    } else {
+        cli_reader_warning(prog, in->path, in->r);
+    }
+    cli_map_free(&c.threads);
+    cli_map_free(&c.stacks);
+    free(c.scratch);
+    return rc < 0 ? rc : 0;
+}

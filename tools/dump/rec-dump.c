@@ -1,0 +1,434 @@
+/*
+ * tools/dump/rec-dump.c - print the events of rec recordings as JSON.
+ * See man/rec-dump.1 for the output contract.
+ */
+#include <config.h>
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "cli.h"
+#include "dump-render.h"
+
+static const char prog[] = "rec-dump";
+
+enum mode { MODE_JSON, MODE_NDJSON, MODE_METADATA };
+
+struct opts {
+    enum mode mode;
+    cli_patterns *events;
+    cli_threads *threads;
+    unsigned stack_depth;
+    bool have_since, have_until;
+    cli_time since, until;
+    const char *output;
+};
+
+/* Per-type filter facts, cached per rec_type pointer for the chunk. */
+struct type_filter {
+    bool match;
+    long thread;        /* index of the eventThread field, -1 if none */
+};
+
+struct dumper {
+    const struct opts *o;
+    FILE *out;
+    cli_buf buf;
+    dump_render *render;
+    uint64_t nprinted;          /* events printed over all files */
+
+    cli_map types;           /* rec_type* -> index in tf */
+    struct type_filter *tf;
+    size_t ntf, captf;
+    cli_map threads;         /* Thread rec_entry* -> 1 match, 2 no match */
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+"Usage: rec-dump [OPTION]... FILE...\n"
+"Print the events of rec recordings as JSON.\n"
+"\n"
+"  --json              one JSON array of events (default)\n"
+"  --ndjson            one JSON object per event and line\n"
+"  --metadata          print the schema embedded in each FILE\n"
+"  --events GLOB[,GLOB...]   only events whose type name matches\n"
+"  --threads LIST      only events of these threads (tids or name globs)\n"
+"  --stack-depth N     frames per stack trace (default 5, 0 = all)\n"
+"  --since TIME        only events at or after TIME\n"
+"  --until TIME        only events before TIME\n"
+"                      TIME: ns since the epoch, RFC 3339, or +DURATION\n"
+"                      after the recording's start (+1.5s, +200ms)\n"
+"  -o, --output FILE   write to FILE instead of standard output\n"
+"  -h, --help          show this help\n"
+"  -V, --version       show the version\n"
+"\n"
+"Exit status: 0 success, 1 bad or unreadable input (every valid event is\n"
+"printed first), 2 usage error.\n");
+}
+
+static struct type_filter *type_filter(struct dumper *d, const rec_type *t)
+{
+    uint32_t idx;
+    if (cli_map_get(&d->types, (uintptr_t)t, &idx))
+        return &d->tf[idx];
+    if (d->ntf == d->captf) {
+        d->captf = d->captf ? d->captf * 2 : 16;
+        d->tf = cli_xrealloc(d->tf, d->captf * sizeof *d->tf);
+    }
+    struct type_filter *f = &d->tf[d->ntf];
+    const char *name = rec_type_name(t);
+    f->match = !d->o->events ||
+               (name && cli_patterns_match(d->o->events, name, strlen(name)));
+    f->thread = rec_type_field_index(t, "eventThread");
+    cli_map_xput(&d->types, (uintptr_t)t, (uint32_t)(d->ntf));
+    return &d->tf[d->ntf++];
+}
+
+static bool thread_matches(struct dumper *d, const rec_entry *e)
+{
+    uint32_t m;
+    if (!e)
+        return false;
+    if (cli_map_get(&d->threads, (uintptr_t)e, &m))
+        return m == 1;
+    const rec_type *t = rec_entry_type(e);
+    long itid = t ? rec_type_field_index(t, "osThreadId") : -1;
+    long iname = t ? rec_type_field_index(t, "name") : -1;
+    uint64_t tid = UINT64_MAX;
+    const char *name = NULL;
+    size_t name_len = 0;
+    rec_value v;
+    if (itid >= 0 && rec_entry_get(e, (size_t)itid, &v) == 0 &&
+        v.kind == REC_UINT)
+        tid = v.v.u;
+    if (iname >= 0 && rec_entry_get(e, (size_t)iname, &v) == 0) {
+        if (v.kind == REC_STRING) {
+            name = v.v.str.s;
+            name_len = v.v.str.len;
+        } else if (v.kind == REC_REF && v.v.ref.entry &&
+                   rec_entry_get(v.v.ref.entry, 0, &v) == 0 &&
+                   v.kind == REC_STRING) {
+            name = v.v.str.s;
+            name_len = v.v.str.len;
+        }
+    }
+    bool ok = cli_threads_match(d->o->threads, tid, name, name_len);
+    cli_map_xput(&d->threads, (uintptr_t)e, (uint32_t)(ok ? 1 : 2));
+    return ok;
+}
+
+static bool event_selected(struct dumper *d, const rec_event *ev,
+                           uint64_t since, uint64_t until)
+{
+    const rec_type *t = rec_event_type(ev);
+    if (!t)
+        return !d->o->events && !d->o->threads;
+    struct type_filter *f = type_filter(d, t);
+    if (!f->match)
+        return false;
+    if (d->o->have_since || d->o->have_until) {
+        uint64_t ns = rec_event_time_ns(ev);
+        if (ns < since || ns >= until)
+            return false;
+    }
+    if (d->o->threads) {
+        rec_value v;
+        if (f->thread < 0 || rec_event_get(ev, (size_t)f->thread, &v) < 0 ||
+            v.kind != REC_REF)
+            return false;
+        return thread_matches(d, v.v.ref.entry);
+    }
+    return true;
+}
+
+static void chunk_changed(struct dumper *d, const rec_chunk_info *info)
+{
+    dump_render_reset(d->render, info);
+    cli_map_clear(&d->types);
+    cli_map_clear(&d->threads);
+    d->ntf = 0;
+}
+
+static int flush_out(struct dumper *d)
+{
+    if (cli_buf_flush(&d->buf, d->out) < 0) {
+        cli_error(prog, "%s: %s", d->o->output ? d->o->output : "stdout",
+                  strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+static bool resolve_times(const struct dumper *d, uint64_t start_ns,
+                          uint64_t *since, uint64_t *until)
+{
+    if (d->o->have_since)
+        *since = cli_time_resolve(&d->o->since, start_ns);
+    if (d->o->have_until)
+        *until = cli_time_resolve(&d->o->until, start_ns);
+    return true;
+}
+
+/* Returns 0, 1 for bad input, -1 for an output error (fatal). */
+static int dump_file(struct dumper *d, const char *path)
+{
+    rec_reader *r;
+    const rec_event *ev;
+    rec_chunk_info info;
+    uint64_t last_chunk = UINT64_MAX, since = 0, until = UINT64_MAX;
+    bool first = true;
+    int rc = rec_reader_open(&r, path, 0);
+    if (rc < 0) {
+        cli_reader_error(prog, path, NULL, rc);
+        return 1;
+    }
+    /* Relative times count from the recording's start: the first chunk,
+     * whose header the reader has read by now (or, failing that, the first
+     * chunk with events). */
+    if (rec_reader_chunk(r, &info) == 0)
+        first = !resolve_times(d, info.start_ns, &since, &until);
+    while ((rc = rec_reader_next(r, &ev)) > 0) {
+        if (cli_chunk_changed(r, &last_chunk, &info)) {
+            chunk_changed(d, &info);
+            if (first)
+                first = !resolve_times(d, info.start_ns, &since, &until);
+        }
+        if (!event_selected(d, ev, since, until))
+            continue;
+        if (d->o->mode == MODE_JSON)
+            cli_buf_add(&d->buf, d->nprinted ? ",\n" : "[\n", 2);
+        dump_render_event(d->render, ev, &d->buf);
+        if (d->o->mode == MODE_NDJSON)
+            cli_buf_addc(&d->buf, '\n');
+        d->nprinted++;
+        if (d->buf.len >= (1u << 20) && flush_out(d) < 0) {
+            rec_reader_close(r);
+            return -1;
+        }
+    }
+    /* Everything valid is out before the error line. */
+    if (flush_out(d) < 0 || fflush(d->out) != 0) {
+        rec_reader_close(r);
+        return -1;
+    }
+    if (rc < 0)
+        cli_reader_error(prog, path, r, rc);
+    else
+        cli_reader_warning(prog, path, r);
+    rec_reader_close(r);
+    return rc < 0 ? 1 : 0;
+}
+
+static json_t *jstr(const char *s)
+{
+    json_t *j = s ? json_string(s) : NULL;
+    if (s && !j) {
+        /* invalid UTF-8 in the metadata: keep it readable and valid */
+        char *q = cli_json_quote(s, strlen(s));
+        j = json_loads(q, JSON_DECODE_ANY, NULL);
+        free(q);
+    }
+    return j ? j : json_null();
+}
+
+/* The schema of the reader's current chunk as JSON (the CBOR metadata's
+ * fields, in schema order). */
+static json_t *schema_json(const rec_reader *r)
+{
+    rec_chunk_info info;
+    char version[32] = "";
+    json_t *root = json_object(), *types = json_array();
+    if (rec_reader_chunk(r, &info) == 0)
+        snprintf(version, sizeof version, "%u.%u", info.major, info.minor);
+    json_object_set_new(root, "formatVersion", jstr(version));
+    for (size_t i = 0; i < rec_reader_ntypes(r); i++) {
+        const rec_type *t = rec_reader_type(r, i);
+        if (!t)
+            continue;
+        json_t *jt = json_object(), *fields = json_array();
+        json_object_set_new(jt, "id", json_integer(rec_type_id(t)));
+        json_object_set_new(jt, "name", jstr(rec_type_name(t)));
+        json_object_set_new(jt, "kind", jstr(rec_type_is_event(t) ? "event" : "pool"));
+        json_object_set_new(jt, "label", jstr(rec_type_label(t)));
+        json_object_set_new(jt, "description", jstr(rec_type_description(t)));
+        for (size_t k = 0; k < rec_type_nfields(t); k++) {
+            const rec_field_info *fi = rec_type_field(t, k);
+            if (!fi)
+                continue;
+            json_t *jf = json_object();
+            json_object_set_new(jf, "name", jstr(fi->name));
+            json_object_set_new(jf, "type", jstr(fi->type));
+            if (fi->unit)
+                json_object_set_new(jf, "unit", jstr(fi->unit));
+            json_object_set_new(jf, "label", jstr(fi->label));
+            json_object_set_new(jf, "description", jstr(fi->description));
+            if (fi->array)
+                json_object_set_new(jf, "array", json_true());
+            if (fi->nullable)
+                json_object_set_new(jf, "nullable", json_true());
+            json_array_append_new(fields, jf);
+        }
+        json_object_set_new(jt, "fields", fields);
+        json_array_append_new(types, jt);
+    }
+    json_object_set_new(root, "types", types);
+    return root;
+}
+
+static int metadata_file(struct dumper *d, const char *path)
+{
+    rec_reader *r;
+    const rec_event *ev;
+    int rc = rec_reader_open(&r, path, 0);
+    if (rc < 0) {
+        cli_reader_error(prog, path, NULL, rc);
+        return 1;
+    }
+    /* The first chunk's metadata is loaded by the time the first event (or
+     * the end) is reached. */
+    if (rec_reader_ntypes(r) == 0)
+        rc = rec_reader_next(r, &ev);
+    if (rec_reader_ntypes(r) == 0) {
+        if (rc < 0)
+            cli_reader_error(prog, path, r, rc);
+        else
+            cli_error(prog, "%s: no metadata", path);
+        rec_reader_close(r);
+        return 1;
+    }
+    json_t *j = schema_json(r);
+    rec_reader_close(r);
+    char *s = json_dumps(j, JSON_INDENT(2));
+    json_decref(j);
+    if (!s) {
+        cli_error(prog, "out of memory");
+        return 1;
+    }
+    cli_buf_adds(&d->buf, s);
+    cli_buf_addc(&d->buf, '\n');
+    free(s);
+    return flush_out(d) < 0 ? -1 : 0;
+}
+
+static int parse_args(int argc, char **argv, struct opts *o)
+{
+    enum { O_JSON = 256, O_NDJSON, O_METADATA, O_EVENTS, O_THREADS,
+           O_DEPTH, O_SINCE, O_UNTIL };
+    static const struct option lopts[] = {
+        { "json", no_argument, NULL, O_JSON },
+        { "ndjson", no_argument, NULL, O_NDJSON },
+        { "metadata", no_argument, NULL, O_METADATA },
+        { "events", required_argument, NULL, O_EVENTS },
+        { "threads", required_argument, NULL, O_THREADS },
+        { "stack-depth", required_argument, NULL, O_DEPTH },
+        { "since", required_argument, NULL, O_SINCE },
+        { "until", required_argument, NULL, O_UNTIL },
+        { "output", required_argument, NULL, 'o' },
+        { "help", no_argument, NULL, 'h' },
+        { "version", no_argument, NULL, 'V' },
+        { NULL, 0, NULL, 0 },
+    };
+    uint64_t n;
+    int c;
+    o->stack_depth = 5;
+    while ((c = getopt_long(argc, argv, "o:hV", lopts, NULL)) != -1) {
+        switch (c) {
+        case O_JSON: o->mode = MODE_JSON; break;
+        case O_NDJSON: o->mode = MODE_NDJSON; break;
+        case O_METADATA: o->mode = MODE_METADATA; break;
+        case O_EVENTS:
+            cli_patterns_free(o->events);
+            o->events = NULL;
+            if (cli_patterns_parse(optarg, &o->events) < 0) {
+                cli_error(prog, "--events: empty pattern list '%s'", optarg);
+                return -1;
+            }
+            break;
+        case O_THREADS:
+            if (cli_opt_threads(prog, optarg, &o->threads) < 0)
+                return -1;
+            break;
+        case O_DEPTH:
+            if (cli_parse_uint(optarg, &n) < 0 || n > UINT32_MAX) {
+                cli_error(prog, "--stack-depth: not a number of frames: '%s'", optarg);
+                return -1;
+            }
+            o->stack_depth = (unsigned)n;
+            break;
+        case O_SINCE:
+            if (cli_opt_time(prog, "--since", optarg, &o->since,
+                             &o->have_since) < 0)
+                return -1;
+            break;
+        case O_UNTIL:
+            if (cli_opt_time(prog, "--until", optarg, &o->until,
+                             &o->have_until) < 0)
+                return -1;
+            break;
+        case 'o': o->output = optarg; break;
+        case 'h': usage(stdout); exit(CLI_EXIT_OK);
+        case 'V': cli_version_exit(prog);
+        default:
+            cli_try_help(prog);
+            return -1;
+        }
+    }
+    if (cli_need_files(prog, optind, argc) < 0)
+        return -1;
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    struct opts o = { 0 };
+    struct dumper d = { .o = &o, .out = stdout };
+    int status = CLI_EXIT_OK;
+    if (parse_args(argc, argv, &o) < 0) {
+        cli_patterns_free(o.events);
+        cli_threads_free(o.threads);
+        return CLI_EXIT_USAGE;
+    }
+    if (o.output && !(d.out = fopen(o.output, "w"))) {
+        cli_error(prog, "%s: %s", o.output, strerror(errno));
+        status = CLI_EXIT_DATA;
+        goto done;
+    }
+    d.render = dump_render_new(o.stack_depth);
+    if (!d.render) {
+        cli_error(prog, "out of memory");
+        status = CLI_EXIT_DATA;
+        goto done;
+    }
+    for (int i = optind; i < argc; i++) {
+        int rc = o.mode == MODE_METADATA ? metadata_file(&d, argv[i])
+                                         : dump_file(&d, argv[i]);
+        if (rc < 0) {
+            status = CLI_EXIT_DATA;
+            goto done;
+        }
+        if (rc > 0)
+            status = CLI_EXIT_DATA;
+    }
+    if (o.mode == MODE_JSON)
+        cli_buf_adds(&d.buf, d.nprinted ? "\n]\n" : "[]\n");
+    if (flush_out(&d) < 0 || fflush(d.out) != 0)
+        status = CLI_EXIT_DATA;
+done:
+    if (d.out && d.out != stdout && fclose(d.out) != 0 && status == 0) {
+        cli_error(prog, "%s: %s", o.output, strerror(errno));
+        status = CLI_EXIT_DATA;
+    }
+    dump_render_free(d.render);
+    cli_buf_free(&d.buf);
+    cli_map_free(&d.types);
+    cli_map_free(&d.threads);
+    free(d.tf);
+    cli_patterns_free(o.events);
+    cli_threads_free(o.threads);
+    return status;
+}

@@ -1,0 +1,671 @@
+/*
+ * tools/start/rec-start.c - run a program with the CPU-time sampler preloaded.
+ *
+ *   rec-start [options] [--] PROGRAM [ARGS...]
+ *
+ * Everything that can be checked is checked before the program runs (found,
+ * executable, dynamically linked, not set-ID, output creatable): a refused
+ * run leaves nothing half done. The program gets the terminal, its stdin,
+ * stdout and stderr untouched; its exit status becomes ours, and a death by
+ * signal is passed on by dying of the same signal (see man rec-start).
+ */
+#include <config.h>
+#include "start.h"
+#include "recenv.h"
+#include "throttle.h"
+
+#include <rec/record.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <glob.h>
+#include <limits.h>
+#include <link.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#ifndef REC_SAMPLER_INSTALLED
+#define REC_SAMPLER_INSTALLED "/usr/local/lib/libsampler.so"
+#endif
+#ifndef REC_SAMPLER_BUILD
+#define REC_SAMPLER_BUILD ""
+#endif
+#ifndef REC_BUILDDIR
+#define REC_BUILDDIR ""
+#endif
+
+static const char *prog = "rec-start";
+
+struct opts {
+    const char *output;
+    const char *throttle;
+    const char *depth;
+    const char *max_chunk;
+    const char *flush;
+    const char *signal;
+    bool follow, force, quiet;
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+"Usage: rec-start [OPTIONS] [--] PROGRAM [ARGS...]\n"
+"Run PROGRAM with the rec CPU-time sampler and record where its threads\n"
+"spend CPU time.\n"
+"\n"
+"  -o, --output FILE        recording to write (default rec-<pid>.rec)\n"
+"  -f, --force              replace FILE if it exists\n"
+"  -t, --throttle T         a per-thread CPU period (10ms, 500us) or a rate\n"
+"                           over the machine (500/s); default 10ms\n"
+"  -d, --stack-depth N      frames per sample, 1..1024 (default 64)\n"
+"      --max-chunk-size S   start a new chunk above S bytes (64M)\n"
+"      --flush-interval T   data readable within T (default 1s)\n"
+"      --signal SIG         timer signal (default SIGPROF)\n"
+"  -c, --follow-children    record descendant processes too, each into\n"
+"                           its own file (default: only PROGRAM)\n"
+"  -q, --quiet              no summary line on stderr\n"
+"  -h, --help               this help\n"
+"  -V, --version            version\n"
+"\n"
+"Exit status: PROGRAM's; 127 not found, 126 not executable, 2 usage,\n"
+"1 other errors. A PROGRAM killed by a signal makes rec-start die of it.\n");
+}
+
+static int fail_usage(const char *fmt, const char *arg)
+    __attribute__((format(printf, 1, 0)));
+static int fail_usage(const char *fmt, const char *arg)
+{
+    fprintf(stderr, "%s: ", prog);
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "\nTry 'rec-start --help'.\n");
+    return 2;
+}
+
+static int parse_args(int argc, char **argv, struct opts *o)
+{
+    enum { OPT_CHUNK = 256, OPT_FLUSH, OPT_SIGNAL };
+    static const struct option longopts[] = {
+        { "output", required_argument, NULL, 'o' },
+        { "force", no_argument, NULL, 'f' },
+        { "throttle", required_argument, NULL, 't' },
+        { "stack-depth", required_argument, NULL, 'd' },
+        { "max-chunk-size", required_argument, NULL, OPT_CHUNK },
+        { "flush-interval", required_argument, NULL, OPT_FLUSH },
+        { "signal", required_argument, NULL, OPT_SIGNAL },
+        { "follow-children", no_argument, NULL, 'c' },
+        { "quiet", no_argument, NULL, 'q' },
+        { "help", no_argument, NULL, 'h' },
+        { "version", no_argument, NULL, 'V' },
+        { NULL, 0, NULL, 0 }
+    };
+    recs__throttle t;
+    uint64_t v;
+    int sig, c;
+
+    /* '+': options end at PROGRAM, whose own options are left alone. */
+    while ((c = getopt_long(argc, argv, "+o:ft:d:cqhV", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'o':
+            if (!optarg[0])
+                return fail_usage("empty output file name%s", "");
+            o->output = optarg;
+            break;
+        case 'f': o->force = true; break;
+        case 't':
+            if (recs__parse_throttle(optarg, &t) < 0)
+                return fail_usage("invalid throttle '%s' (10ms, 500us, 500/s; "
+                                  "periods from 10us to 10s)", optarg);
+            o->throttle = optarg;
+            break;
+        case 'd':
+            if (recs__parse_uint(optarg, 1, 1024, &v) < 0)
+                return fail_usage("invalid stack depth '%s' (1..1024)", optarg);
+            o->depth = optarg;
+            break;
+        case OPT_CHUNK:
+            if (recs__parse_size(optarg, &v) < 0 || v < 4096)
+                return fail_usage("invalid chunk size '%s' (e.g. 64M, at least 4k)",
+                                  optarg);
+            o->max_chunk = optarg;
+            break;
+        case OPT_FLUSH:
+            if (recs__parse_duration(optarg, &v) < 0 || v < 1000000)
+                return fail_usage("invalid flush interval '%s' (e.g. 1s, at "
+                                  "least 1ms)", optarg);
+            o->flush = optarg;
+            break;
+        case OPT_SIGNAL:
+            if (recs__parse_signal(optarg, &sig) < 0)
+                return fail_usage("invalid or unusable signal '%s'", optarg);
+            o->signal = optarg;
+            break;
+        case 'c': o->follow = true; break;
+        case 'q': o->quiet = true; break;
+        case 'h': usage(stdout); exit(0);
+        case 'V': printf("rec-start (%s) %s\n", PACKAGE_NAME, PACKAGE_VERSION); exit(0);
+        default:
+            fprintf(stderr, "Try 'rec-start --help'.\n");
+            return 2;
+        }
+    }
+    if (optind >= argc)
+        return fail_usage("no program to run%s", "");
+    return 0;
+}
+
+static bool is_file(const char *p)
+{
+    struct stat st;
+    return p && p[0] && stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* The sampler next to a build-tree rec-start (libtool keeps the real binary
+ * in tools/.libs/ or relinks it in tools/), else the installed one.
+ * REC_SAMPLER_LIB overrides both. */
+static const char *find_sampler(void)
+{
+    const char *env = getenv(REC_ENV_SAMPLER_LIB);
+    char self[PATH_MAX];
+    ssize_t n;
+    size_t bl = strlen(REC_BUILDDIR);
+
+    if (env && env[0])
+        return env;
+    n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n > 0 && bl) {
+        self[n] = '\0';
+        if (!strncmp(self, REC_BUILDDIR, bl) && self[bl] == '/' &&
+            is_file(REC_SAMPLER_BUILD))
+            return REC_SAMPLER_BUILD;
+    }
+    return REC_SAMPLER_INSTALLED;
+}
+
+static int find_asan_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    const char **out = arg;
+    (void)size;
+    if (info->dlpi_name && strstr(info->dlpi_name, "/libasan.so")) {
+        *out = info->dlpi_name;
+        return 1;
+    }
+    return 0;
+}
+
+/* A sanitizer build's sampler needs the ASan runtime first in the preload
+ * list of a program that is not itself instrumented. */
+static const char *asan_runtime(void)
+{
+    const char *p = getenv(REC_ENV_ASAN_RUNTIME), *found = NULL;
+
+    if (p && p[0])
+        return p;
+    dl_iterate_phdr(find_asan_cb, &found);
+    return found;
+}
+
+static volatile sig_atomic_t child_pid;
+static int chld_pipe[2] = { -1, -1 };
+
+enum { CHILD_CREATE = 1, CHILD_EXEC = 2 };
+
+/* SIGCHLD wakes the loop that reads the sampler's status pipe. */
+static void on_chld(int sig)
+{
+    int e = errno;
+    (void)sig;
+    if (write(chld_pipe[1], "", 1) < 0) {
+        /* full: a wake-up is pending anyway */
+    }
+    errno = e;
+}
+
+static void forward(int sig)
+{
+    if (child_pid > 0)
+        kill(child_pid, sig);
+}
+
+/* Terminate like the child did, so that our parent sees the same thing
+ * (a shell reports 128+N); without a core file of our own. */
+static void die_like(int sig)
+{
+    struct rlimit rl = { 0, 0 };
+    struct sigaction sa;
+    sigset_t set;
+
+    setrlimit(RLIMIT_CORE, &rl);
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = SIG_DFL;
+    sigaction(sig, &sa, NULL);
+    sigemptyset(&set);
+    sigaddset(&set, sig);
+    sigprocmask(SIG_UNBLOCK, &set, NULL);
+    raise(sig);
+    exit(128 + sig);
+}
+
+/* samples/lost of a finished (or abandoned) recording, for the summary. */
+static void summarize(const char *path, bool signaled, const char *why)
+{
+    rec_reader *r;
+    const rec_event *ev;
+    const rec_type *lost_type = NULL;
+    long lost_field = -1;
+    uint64_t samples = 0, lost = 0;
+    struct stat st;
+    int rc;
+
+    if (stat(path, &st) < 0) {
+        fprintf(stderr, "%s: no recording was written to %s (did the sampler "
+                "start? see its messages above)\n", prog, path);
+        return;
+    }
+    rc = rec_reader_open(&r, path, 0);
+    if (rc < 0) {
+        fprintf(stderr, "%s: %s: %s\n", prog, path, rec_strerror(rc));
+        return;
+    }
+    while ((rc = rec_reader_next(r, &ev)) > 0) {
+        const rec_type *t = rec_event_type(ev);
+        uint32_t id = rec_type_id(t);
+        if (id == REC_TYPE_CPUTimeSample) {
+            samples++;
+        } else if (id == REC_TYPE_CPUTimeSampleLost) {
+            rec_value v;
+            if (t != lost_type) {
+                lost_type = t;
+                lost_field = rec_type_field_index(t, "lostSamples");
+            }
+            if (lost_field >= 0 && rec_event_get(ev, (size_t)lost_field, &v) == 0 &&
+                v.kind == REC_UINT)
+                lost += v.v.u;
+        }
+    }
+    fprintf(stderr, "%s: %s: %llu samples, %llu lost, %.1f KiB%s%s%s\n", prog,
+            path, (unsigned long long)samples, (unsigned long long)lost,
+            st.st_size / 1024.0,
+            rc < 0 ? " (damaged: read up to the damage)"
+            : rec_reader_warning(r) ? (signaled ? " (unfinished: read up to the "
+                                       "last flush)" : " (unfinished)")
+            : "", why[0] ? "; stopped early: " : "", why);
+    rec_reader_close(r);
+}
+
+/* One line from the sampler: "error TEXT" (its stderr was closed: said
+ * here at once), "stopped TEXT" (why the recording is short, for the
+ * summary), "samples=N lost=M" (not needed: the file is read). */
+static void status_line(char *line, char *why, size_t wsize)
+{
+    if (!strncmp(line, "error ", 6))
+        fprintf(stderr, "%s: %s\n", prog, line + 6);
+    else if (!strncmp(line, "stopped ", 8) && !why[0])
+        snprintf(why, wsize, "%s", line + 8);
+}
+
+/* Read what is there (all of it once the program is gone: nonblock). */
+static int read_status(int fd, char *buf, size_t *len, size_t size,
+                       char *why, size_t wsize)
+{
+    ssize_t n;
+    char *nl;
+
+    while ((n = read(fd, buf + *len, size - 1 - *len)) > 0 || (n < 0 && errno == EINTR)) {
+        if (n < 0)
+            continue;
+        *len += (size_t)n;
+        buf[*len] = '\0';
+        while ((nl = strchr(buf, '\n'))) {
+            *nl = '\0';
+            status_line(buf, why, wsize);
+            *len -= (size_t)(nl + 1 - buf);
+            memmove(buf, nl + 1, *len + 1);
+        }
+        if (*len == size - 1)
+            *len = 0;      /* a line too long to be ours */
+    }
+    return n == 0 ? -1 : 0;   /* -1: end of file */
+}
+
+/* Wait for the program, passing on its sampler's status lines as they
+ * come (a descendant may hold the pipe open: the program's exit ends the
+ * wait, SIGCHLD wakes the poll). */
+static int wait_program(pid_t pid, int sfd, int *status, char *why, size_t wsize)
+{
+    char buf[1024];
+    size_t len = 0;
+    pid_t w;
+
+    for (;;) {
+        struct pollfd p[2] = { { sfd, POLLIN, 0 }, { chld_pipe[0], POLLIN, 0 } };
+        char c[64];
+
+        w = waitpid(pid, status, WNOHANG);
+        if (w == pid)
+            break;
+        if (w < 0 && errno != EINTR)
+            return -1;
+        if (poll(p, 2, -1) < 0 && errno != EINTR)
+            return -1;
+        if (sfd >= 0 && (p[0].revents & (POLLIN | POLLHUP | POLLERR)) &&
+            read_status(sfd, buf, &len, sizeof buf, why, wsize) < 0) {
+            close(sfd);
+            sfd = -1;
+        }
+        while (read(chld_pipe[0], c, sizeof c) > 0)
+            ;
+    }
+    if (sfd >= 0) {
+        fcntl(sfd, F_SETFL, O_NONBLOCK);
+        read_status(sfd, buf, &len, sizeof buf, why, wsize);
+        close(sfd);
+    }
+    return 0;
+}
+
+/* With --follow-children: say where the descendants' recordings went. */
+static void summarize_children(const char *path)
+{
+    char *pattern;
+    glob_t g;
+    size_t n = 0;
+
+    if (asprintf(&pattern, "%s.[0-9]*", path) < 0)
+        return;
+    if (glob(pattern, 0, NULL, &g) == 0) {
+        size_t len = strlen(path);
+        for (size_t i = 0; i < g.gl_pathc; i++)
+            if (strspn(g.gl_pathv[i] + len + 1, "0123456789") ==
+                strlen(g.gl_pathv[i] + len + 1))
+                n++;
+        globfree(&g);
+    }
+    if (n)
+        fprintf(stderr, "%s: %zu descendant recording%s: %s.<pid>\n", prog, n,
+                n == 1 ? "" : "s", path);
+    free(pattern);
+}
+
+/* In the child, before exec: the sampler's settings. */
+static int child_env(const struct opts *o, const char *output, const char *lib)
+{
+    char buf[64], *preload;
+    const char *old = getenv("LD_PRELOAD"), *asan = asan_runtime();
+    int rc = 0;
+
+    if (asprintf(&preload, "%s%s%s%s%s", asan ? asan : "", asan ? " " : "", lib,
+                 old && old[0] ? " " : "", old ? old : "") < 0)
+        return -1;
+    if (asan) {
+        /* The runtime is there for the sampler only: the program's own
+         * crashes keep their default action (and status). */
+        const char *ao = getenv("ASAN_OPTIONS");
+        char *opts;
+        if (asprintf(&opts, "%s%shandle_segv=0:handle_sigbus=0:handle_abort=0:"
+                     "handle_sigfpe=0:handle_sigill=0", ao ? ao : "",
+                     ao && ao[0] ? ":" : "") < 0) {
+            free(preload);
+            return -1;
+        }
+        rc |= setenv("ASAN_OPTIONS", opts, 1);
+        free(opts);
+    }
+    snprintf(buf, sizeof buf, "%ld", (long)getpid());
+    rc |= setenv("LD_PRELOAD", preload, 1);
+    /* What was added: descendants that are not recorded get the user's
+     * LD_PRELOAD back. */
+    {
+        char *added;
+        if (asprintf(&added, "%s%s%s", asan ? asan : "", asan ? " " : "",
+                     lib) < 0)
+            rc = -1;
+        else {
+            rc |= setenv(REC_ENV_PRELOAD, added, 1);
+            free(added);
+        }
+    }
+    rc |= setenv(REC_ENV_OUTPUT, output, 1);
+    rc |= setenv(REC_ENV_ROOT_PID, buf, 1);
+    rc |= setenv(REC_ENV_FOLLOW_CHILDREN, o->follow ? "1" : "0", 1);
+    rc |= setenv(REC_ENV_THROTTLE, o->throttle ? o->throttle : "10ms", 1);
+    rc |= setenv(REC_ENV_STACK_DEPTH, o->depth ? o->depth : "64", 1);
+    rc |= setenv(REC_ENV_FLUSH_INTERVAL, o->flush ? o->flush : "1s", 1);
+    if (o->max_chunk)
+        rc |= setenv(REC_ENV_MAX_CHUNK_SIZE, o->max_chunk, 1);
+    else
+        unsetenv(REC_ENV_MAX_CHUNK_SIZE);
+    if (o->signal)
+        rc |= setenv(REC_ENV_SIGNAL, o->signal, 1);
+    else
+        unsetenv(REC_ENV_SIGNAL);
+    free(preload);
+    return rc ? -1 : 0;
+}
+
+static int exit_for(int code)
+{
+    switch (code) {
+    case START_NOTFOUND: return 127;
+    case START_NOEXEC: return 126;
+    default: return 1;
+    }
+}
+
+/* Read exactly n bytes (the child reading its output path). */
+static bool read_full(int fd, void *buf, size_t n)
+{
+    char *p = buf;
+    while (n) {
+        ssize_t r = read(fd, p, n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return false;
+        p += r;
+        n -= (size_t)r;
+    }
+    return true;
+}
+
+/* The child: wait for the parent's checks (nothing runs if they fail), then
+ * exec. The output path comes through the pipe: the default name holds our
+ * pid, known to the parent only after fork. */
+/* "FD:DEV:INO" in the environment: the sampler uses fd only if it still
+ * names what rec-start opened. */
+static int setenv_fd(const char *name, int fd)
+{
+    struct stat st;
+    char buf[96];
+
+    if (fstat(fd, &st) != 0)
+        return -1;
+    snprintf(buf, sizeof buf, "%d:%llu:%llu", fd, (unsigned long long)st.st_dev,
+             (unsigned long long)st.st_ino);
+    return setenv(name, buf, 1);
+}
+
+/* The child: wait for the parent's checks (nothing runs if they fail),
+ * create the recording (the default name holds our pid), then exec. The
+ * output path comes through the pipe; a failure goes back through err as
+ * {stage, errno}. */
+static void run_child(const struct opts *o, const char *lib, const char *path,
+                      char **args, int go, int err, int status_fd,
+                      const struct sigaction *old_int,
+                      const struct sigaction *old_quit)
+{
+    char output[PATH_MAX + 1];
+    uint32_t len;
+    int fail[2] = { CHILD_EXEC, EINVAL }, fd;
+
+    if (!read_full(go, &len, sizeof len) || len == 0 || len > PATH_MAX ||
+        !read_full(go, output, len))
+        _exit(127);
+    output[len] = '\0';
+    sigaction(SIGINT, old_int, NULL);
+    sigaction(SIGQUIT, old_quit, NULL);
+    if (start_create_output(output, &fd) != 0) {
+        fail[0] = CHILD_CREATE;
+        fail[1] = errno;
+    } else if (child_env(o, output, lib) == 0 &&
+               setenv_fd(REC_ENV_OUTPUT_FD, fd) == 0 &&
+               (status_fd < 0 || (fcntl(status_fd, F_SETFD, 0) == 0 &&
+                                  setenv_fd(REC_ENV_STATUS_FD, status_fd) == 0))) {
+        execv(path, args);
+        fail[1] = errno;
+        unlink(output);
+    }
+    if (write(err, fail, sizeof fail) < 0)
+        _exit(127);
+    _exit(127);
+}
+
+int main(int argc, char **argv)
+{
+    struct opts o = { 0 };
+    struct sigaction ign, old_int, old_quit, fwd, chld;
+    char msg[PATH_MAX + 256], why[512] = "", *path = NULL, *output = NULL;
+    const char *lib;
+    int go[2], err[2], st[2], fail[2], status, rc, e;
+    static const int fwd_sigs[] = { SIGTERM, SIGHUP, SIGUSR1, SIGUSR2 };
+    pid_t pid;
+    ssize_t n;
+
+    if ((rc = parse_args(argc, argv, &o)) != 0)
+        return rc;
+    lib = find_sampler();
+    if (!is_file(lib)) {
+        fprintf(stderr, "%s: sampler library not found: %s (set REC_SAMPLER_LIB)\n",
+                prog, lib);
+        return 1;
+    }
+    if ((rc = start_find_program(argv[optind], &path, msg, sizeof msg)) < 0 ||
+        (rc = start_check_program(path, msg, sizeof msg)) < 0) {
+        fprintf(stderr, "%s: %s\n", prog, msg);
+        free(path);
+        return exit_for(rc);
+    }
+    /* st: the sampler's status lines (a write error said at once even
+     * when the program closed its stderr; why the recording is short). */
+    if (pipe2(go, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0 ||
+        pipe2(st, O_CLOEXEC) < 0 ||
+        pipe2(chld_pipe, O_CLOEXEC | O_NONBLOCK) < 0) {
+        fprintf(stderr, "%s: pipe: %s\n", prog, strerror(errno));
+        free(path);
+        return 1;
+    }
+    /* Like a shell: the terminal's ^C and ^\ are for the program. The
+     * dispositions we found are what the program inherits. */
+    memset(&ign, 0, sizeof ign);
+    ign.sa_handler = SIG_IGN;
+    sigaction(SIGINT, &ign, &old_int);
+    sigaction(SIGQUIT, &ign, &old_quit);
+    memset(&chld, 0, sizeof chld);
+    chld.sa_handler = on_chld;
+    chld.sa_flags = SA_RESTART | SA_NOCLDSTOP;
+    sigaction(SIGCHLD, &chld, NULL);
+    fflush(NULL);
+
+    pid = fork();
+    if (pid < 0) {
+        fprintf(stderr, "%s: fork: %s\n", prog, strerror(errno));
+        return 1;
+    }
+    if (pid == 0) {
+        close(go[1]);
+        close(err[0]);
+        close(st[0]);
+        run_child(&o, lib, path, argv + optind, go[0], err[1], st[1], &old_int,
+                  &old_quit);
+    }
+    child_pid = pid;
+    close(go[0]);
+    close(err[1]);
+    close(st[1]);
+    /* Signals meant to stop the whole run (timeout, a closing terminal)
+     * go to the program; we end when it does. */
+    memset(&fwd, 0, sizeof fwd);
+    fwd.sa_handler = forward;
+    fwd.sa_flags = SA_RESTART;
+    for (size_t i = 0; i < sizeof fwd_sigs / sizeof fwd_sigs[0]; i++)
+        sigaction(fwd_sigs[i], &fwd, NULL);
+
+    if (o.output) {
+        output = start_absolute(o.output);
+    } else {
+        char name[64];
+        snprintf(name, sizeof name, "rec-%ld.rec", (long)pid);
+        output = start_absolute(name);
+    }
+    if (!output) {
+        snprintf(msg, sizeof msg, "cannot resolve the output path: %s",
+                 strerror(errno));
+        rc = START_ERROR;
+    } else if (strlen(output) > PATH_MAX) {
+        snprintf(msg, sizeof msg, "output path too long");
+        rc = START_ERROR;
+    } else {
+        rc = start_check_output(output, o.force, msg, sizeof msg);
+    }
+    if (rc == 0) {
+        uint32_t len = (uint32_t)strlen(output);
+        if (write(go[1], &len, sizeof len) != sizeof len ||
+            write(go[1], output, len) != (ssize_t)len) {
+            snprintf(msg, sizeof msg, "cannot start the program: %s", strerror(errno));
+            rc = START_ERROR;
+        }
+    }
+    close(go[1]);
+    if (rc < 0) {
+        fprintf(stderr, "%s: %s\n", prog, msg);
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+        free(output);
+        free(path);
+        return 1;
+    }
+
+    /* The recording could not be created (a name planted since the
+     * check), or exec failed after all (raced with a change of the file). */
+    do
+        n = read(err[0], fail, sizeof fail);
+    while (n < 0 && errno == EINTR);
+    close(err[0]);
+    if (n == sizeof fail) {
+        e = fail[1];
+        if (fail[0] == CHILD_CREATE)
+            fprintf(stderr, "%s: %s: cannot create: %s\n", prog, output,
+                    strerror(e));
+        else
+            fprintf(stderr, "%s: %s: %s\n", prog, path, strerror(e));
+        waitpid(pid, NULL, 0);
+        free(output);
+        free(path);
+        return fail[0] == CHILD_CREATE ? 1 : e == ENOENT ? 127 : 126;
+    }
+
+    if (wait_program(pid, st[0], &status, why, sizeof why) < 0) {
+        fprintf(stderr, "%s: waitpid: %s\n", prog, strerror(errno));
+        free(output);
+        free(path);
+        return 1;
+    }
+    child_pid = 0;
+    if (!o.quiet) {
+        summarize(output, WIFSIGNALED(status), why);
+        if (o.follow)
+            summarize_children(output);
+    }
+    free(output);
+    free(path);
+    if (WIFSIGNALED(status))
+        die_like(WTERMSIG(status));
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}

@@ -1,0 +1,548 @@
+/*
+ * tools/summary/rec-summary.c - what a recording holds: chunks, time span, events
+ * per type, and CPU-time sampling statistics per thread (the figures of
+ * `jfr summary` and `jfr view cpu-time-statistics`). See rec-summary(1).
+ */
+#include <config.h>
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "cli.h"
+
+static const char prog[] = "rec-summary";
+
+enum kind { K_OTHER, K_SAMPLE, K_LOST };
+
+struct type_stat {          /* per event type name, over the file */
+    char *name;
+    uint64_t count, bytes;
+};
+
+struct thread_stat {        /* per OS thread id, over the file */
+    uint64_t tid;
+    char *name;
+    uint64_t ok, failed, biased, lost;
+    uint64_t sampled_ns, lost_ns;
+};
+
+/* Facts about a rec_type of the current chunk, looked up once. */
+struct type_cache {
+    size_t stat;            /* index in types */
+    enum kind kind;
+    long thread, period, failed, biased, lost, lost_time;
+};
+
+struct summary {
+    const char *path;
+    unsigned major, minor;
+    uint64_t chunks, events;
+    uint64_t start_ns, end_ns;
+    bool have_start, complete;
+
+    struct type_stat *types;
+    size_t ntypes, captypes;
+    struct thread_stat *threads;
+    size_t nthreads, capthreads;
+    cli_map tid_map;         /* tid + 1 -> index in threads */
+
+    /* per chunk */
+    cli_map tc_map;          /* rec_type* -> index in tc */
+    struct type_cache *tc;
+    size_t ntc, captc;
+    cli_map entry_map;       /* Thread rec_entry* -> index in threads */
+    const rec_type *last_type;
+    struct type_cache *last_tc;
+    const rec_entry *last_entry;
+    size_t last_thread;
+    bool have_ticks;
+    int64_t max_ticks;          /* latest event, chunk-relative ticks */
+    rec_chunk_info chunk;       /* the current chunk */
+};
+
+static char *xstrndup(const char *s, size_t n)
+{
+    char *p = strndup(s, n);
+    if (!p) {
+        fputs("out of memory\n", stderr);
+        abort();
+    }
+    return p;
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+"Usage: rec-summary [--json] FILE...\n"
+"Summarize rec recordings: chunks, time span, events per type (count and\n"
+"encoded bytes) and CPU-time sample statistics per thread.\n"
+"\n"
+"  --json          print one JSON object per FILE\n"
+"  -h, --help      show this help\n"
+"  -V, --version   show the version\n"
+"\n"
+"Exit status: 0 success, 1 bad or unreadable input (the summary of the\n"
+"valid part is printed first), 2 usage error.\n");
+}
+
+static size_t type_stat(struct summary *s, const char *name)
+{
+    for (size_t i = 0; i < s->ntypes; i++)
+        if (strcmp(s->types[i].name, name) == 0)
+            return i;
+    if (s->ntypes == s->captypes) {
+        s->captypes = s->captypes ? s->captypes * 2 : 16;
+        s->types = cli_xrealloc(s->types, s->captypes * sizeof *s->types);
+    }
+    s->types[s->ntypes] = (struct type_stat){ .name = xstrndup(name, strlen(name)) };
+    return s->ntypes++;
+}
+
+static struct type_cache *type_cache(struct summary *s, const rec_type *t)
+{
+    uint32_t idx;
+    if (cli_map_get(&s->tc_map, (uintptr_t)t, &idx))
+        return &s->tc[idx];
+    if (s->ntc == s->captc) {
+        s->captc = s->captc ? s->captc * 2 : 16;
+        s->tc = cli_xrealloc(s->tc, s->captc * sizeof *s->tc);
+    }
+    struct type_cache *c = &s->tc[s->ntc];
+    const char *name = rec_type_name(t);
+    c->stat = type_stat(s, name ? name : "?");
+    c->kind = K_OTHER;
+    if (name && strcmp(name, "CPUTimeSample") == 0)
+        c->kind = K_SAMPLE;
+    else if (name && strcmp(name, "CPUTimeSampleLost") == 0)
+        c->kind = K_LOST;
+    c->thread = rec_type_field_index(t, "eventThread");
+    c->period = rec_type_field_index(t, "samplingPeriod");
+    c->failed = rec_type_field_index(t, "failed");
+    c->biased = rec_type_field_index(t, "biased");
+    c->lost = rec_type_field_index(t, "lostSamples");
+    c->lost_time = rec_type_field_index(t, "lostTime");
+    if (c->thread < 0)
+        c->kind = K_OTHER;
+    cli_map_xput(&s->tc_map, (uintptr_t)t, (uint32_t)s->ntc);
+    return &s->tc[s->ntc++];
+}
+
+static void end_of_chunk(struct summary *s, const rec_chunk_info *info)
+{
+    uint64_t end = info->start_ns + info->duration_ns;
+    if (end > s->end_ns)
+        s->end_ns = end;
+}
+
+/* Event times may run past the last flush the chunk header records: the
+ * latest event of the chunk counts too (converted once, not per event). */
+static void chunk_events_end(struct summary *s)
+{
+    const rec_chunk_info *c = &s->chunk;
+    if (!s->have_ticks || !c->ticks_per_second)
+        return;
+    uint64_t t = s->max_ticks;
+    if (s->max_ticks < 0)
+        return;
+    uint64_t ns = c->start_ns + t / c->ticks_per_second * 1000000000u +
+                  (uint64_t)((unsigned __int128)(t % c->ticks_per_second) *
+                             1000000000u / c->ticks_per_second);
+    if (ns > s->end_ns)
+        s->end_ns = ns;
+}
+
+static void new_chunk(struct summary *s, const rec_reader *r,
+                      const rec_chunk_info *info)
+{
+    cli_map_clear(&s->tc_map);
+    chunk_events_end(s);
+    cli_map_clear(&s->entry_map);
+    s->ntc = 0;
+    s->last_type = NULL;
+    s->last_entry = NULL;
+    s->have_ticks = false;
+    s->chunk = *info;
+    s->chunks++;
+    if (!s->have_start || info->start_ns < s->start_ns) {
+        if (!s->have_start)
+            s->major = info->major, s->minor = info->minor;
+        s->start_ns = info->start_ns;
+        s->have_start = true;
+    }
+    end_of_chunk(s, info);
+    /* Event types of the schema are listed even when they have no events. */
+    for (size_t i = 0; i < rec_reader_ntypes(r); i++) {
+        const rec_type *t = rec_reader_type(r, i);
+        if (t && rec_type_is_event(t) && rec_type_name(t))
+            type_stat(s, rec_type_name(t));
+    }
+}
+
+/* vals: rec_event_values(); f: an index of the event's type, or -1. */
+static uint64_t get_uint(const rec_value *vals, long f)
+{
+    if (f < 0)
+        return 0;
+    const rec_value *v = &vals[f];
+    return v->kind == REC_UINT ? v->v.u : v->kind == REC_INT && v->v.i > 0 ?
+           (uint64_t)v->v.i : 0;
+}
+
+static bool get_bool(const rec_value *vals, long f)
+{
+    return f >= 0 && vals[f].kind == REC_BOOL && vals[f].v.b;
+}
+
+static struct thread_stat *thread_of(struct summary *s, const rec_entry *e)
+{
+    uint32_t idx;
+    if (e == s->last_entry)
+        return &s->threads[s->last_thread];
+    if (cli_map_get(&s->entry_map, (uintptr_t)e, &idx)) {
+        s->last_entry = e;
+        s->last_thread = idx;
+        return &s->threads[idx];
+    }
+    const rec_type *t = rec_entry_type(e);
+    long itid = t ? rec_type_field_index(t, "osThreadId") : -1;
+    long iname = t ? rec_type_field_index(t, "name") : -1;
+    uint64_t tid = 0;
+    const char *name = NULL;
+    size_t name_len = 0;
+    rec_value v;
+    if (itid >= 0 && rec_entry_get(e, (size_t)itid, &v) == 0 && v.kind == REC_UINT)
+        tid = v.v.u;
+    if (iname >= 0 && rec_entry_get(e, (size_t)iname, &v) == 0) {
+        if (v.kind == REC_REF && v.v.ref.entry &&
+            rec_entry_get(v.v.ref.entry, 0, &v) < 0)
+            v.kind = REC_NULL;
+        if (v.kind == REC_STRING) {
+            name = v.v.str.s;
+            name_len = v.v.str.len;
+        }
+    }
+    /* tid + 1 keeps the key non-NULL; the unlikely tid UINT64_MAX shares
+     * the slot of tid 0... which a kernel never hands out either. */
+    const void *key = (const void *)(uintptr_t)(tid + 1 ? tid + 1 : 1);
+    if (!cli_map_get(&s->tid_map, (uintptr_t)key, &idx)) {
+        if (s->nthreads == s->capthreads) {
+            s->capthreads = s->capthreads ? s->capthreads * 2 : 64;
+            s->threads = cli_xrealloc(s->threads, s->capthreads * sizeof *s->threads);
+        }
+        idx = (uint32_t)s->nthreads++;
+        s->threads[idx] = (struct thread_stat){ .tid = tid };
+        cli_map_xput(&s->tid_map, (uintptr_t)key, (uint32_t)idx);
+    }
+    struct thread_stat *ts = &s->threads[idx];
+    if (name) {
+        /* The most recent name wins (threads rename themselves). */
+        free(ts->name);
+        ts->name = xstrndup(name, name_len);
+    }
+    cli_map_xput(&s->entry_map, (uintptr_t)e, (uint32_t)idx);
+    s->last_entry = e;
+    s->last_thread = idx;
+    return ts;
+}
+
+static void account(struct summary *s, const rec_event *ev)
+{
+    const rec_type *t = rec_event_type(ev);
+    struct type_cache *c;
+    if (!t)
+        return;
+    if (t == s->last_type) {
+        c = s->last_tc;
+    } else {
+        c = type_cache(s, t);
+        s->last_type = t;
+        s->last_tc = c;
+    }
+    s->types[c->stat].count++;
+    s->types[c->stat].bytes += rec_event_bytes(ev);
+    if (c->kind == K_OTHER)
+        return;
+    /* The field indexes are the type's (c->thread >= 0 unless K_OTHER):
+     * read the values in place rather than through rec_event_get(). */
+    const rec_value *vals = rec_event_values(ev);
+    const rec_value *th = &vals[c->thread];
+    if (th->kind != REC_REF || !th->v.ref.entry)
+        return;
+    struct thread_stat *ts = thread_of(s, th->v.ref.entry);
+    if (c->kind == K_SAMPLE) {
+        if (get_bool(vals, c->failed))
+            ts->failed++;
+        else
+            ts->ok++;
+        ts->biased += get_bool(vals, c->biased);
+        ts->sampled_ns += get_uint(vals, c->period);
+    } else {
+        ts->lost += get_uint(vals, c->lost);
+        ts->lost_ns += get_uint(vals, c->lost_time);
+    }
+}
+
+static int cmp_thread(const void *a, const void *b)
+{
+    const struct thread_stat *x = a, *y = b;
+    return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+static int cmp_type(const void *a, const void *b)
+{
+    const struct type_stat *x = a, *y = b;
+    if (x->count != y->count)
+        return x->count > y->count ? -1 : 1;
+    return strcmp(x->name, y->name);
+}
+
+static struct thread_stat total_of(const struct summary *s)
+{
+    struct thread_stat t = { 0 };
+    for (size_t i = 0; i < s->nthreads; i++) {
+        const struct thread_stat *x = &s->threads[i];
+        t.ok += x->ok;
+        t.failed += x->failed;
+        t.biased += x->biased;
+        t.lost += x->lost;
+        t.sampled_ns += x->sampled_ns;
+        t.lost_ns += x->lost_ns;
+    }
+    return t;
+}
+
+/* Table cells: seconds with ms resolution, one unit for the whole column. */
+static char *secs(uint64_t ns, char *buf, size_t size)
+{
+    snprintf(buf, size, "%" PRIu64 ".%03u s", ns / 1000000000u,
+             (unsigned)(ns % 1000000000u / 1000000u));
+    return buf;
+}
+
+static void print_text(const struct summary *s, FILE *f)
+{
+    char t1[48], t2[48], t3[48];
+    fprintf(f, "%s\n\n", s->path);
+    fprintf(f, " Version: %u.%u\n", s->major, s->minor);
+    fprintf(f, " Chunks: %" PRIu64 "\n", s->chunks);
+    fprintf(f, " Start: %s (UTC)\n",
+            s->have_start ? cli_format_time(s->start_ns, t1, sizeof t1) : "-");
+    fprintf(f, " Duration: %s\n",
+            cli_format_duration(s->end_ns > s->start_ns ? s->end_ns - s->start_ns : 0,
+                                t1, sizeof t1));
+    fprintf(f, " Events: %" PRIu64 "%s\n\n", s->events,
+            s->complete ? "" : " (recording not closed cleanly)");
+
+    fprintf(f, " %-28s %12s %14s\n", "Event Type", "Count", "Size (bytes)");
+    fprintf(f, " %.56s\n", "========================================================");
+    for (size_t i = 0; i < s->ntypes; i++)
+        fprintf(f, " %-28s %12" PRIu64 " %14" PRIu64 "\n", s->types[i].name,
+                s->types[i].count, s->types[i].bytes);
+
+    fprintf(f, "\n CPU Time Samples\n");
+    fprintf(f, " %-8s %10s %8s %8s %10s %8s %14s %14s  %s\n", "Thread",
+            "Successful", "Failed", "Biased", "Total", "Lost",
+            "CPU Sampled", "CPU Lost", "Name");
+    fprintf(f, " %.100s\n", "=================================================="
+            "==================================================");
+    for (size_t i = 0; i <= s->nthreads; i++) {
+        struct thread_stat tot;
+        const struct thread_stat *x;
+        char tid[24];
+        if (i == s->nthreads) {
+            tot = total_of(s);
+            x = &tot;
+            strcpy(tid, "all");
+        } else {
+            x = &s->threads[i];
+            snprintf(tid, sizeof tid, "%" PRIu64, x->tid);
+        }
+        fprintf(f, " %-8s %10" PRIu64 " %8" PRIu64 " %8" PRIu64 " %10" PRIu64
+                " %8" PRIu64 " %14s %14s  ", tid, x->ok, x->failed, x->biased,
+                x->ok + x->failed, x->lost,
+                secs(x->sampled_ns, t2, sizeof t2), secs(x->lost_ns, t3, sizeof t3));
+        /* Control characters in a name would break the table. */
+        const char *name = i == s->nthreads ? "" : x->name ? x->name : "-";
+        for (const char *c = name; *c; c++)
+            fputc((unsigned char)*c < 0x20 || *c == 0x7f ? '?' : *c, f);
+        fputc('\n', f);
+    }
+}
+
+static json_t *jstr(const char *str)
+{
+    if (!str)
+        return json_null();
+    json_t *j = json_string(str);
+    if (!j) {
+        char *q = cli_json_quote(str, strlen(str));
+        j = json_loads(q, JSON_DECODE_ANY, NULL);
+        free(q);
+    }
+    return j ? j : json_null();
+}
+
+static json_t *thread_json(const struct thread_stat *x, bool with_id)
+{
+    json_t *j = json_object();
+    if (with_id) {
+        json_object_set_new(j, "osThreadId", json_integer((json_int_t)x->tid));
+        json_object_set_new(j, "name", jstr(x->name));
+    }
+    json_object_set_new(j, "successfulSamples", json_integer((json_int_t)x->ok));
+    json_object_set_new(j, "failedSamples", json_integer((json_int_t)x->failed));
+    json_object_set_new(j, "biasedSamples", json_integer((json_int_t)x->biased));
+    json_object_set_new(j, "totalSamples", json_integer((json_int_t)(x->ok + x->failed)));
+    json_object_set_new(j, "lostSamples", json_integer((json_int_t)x->lost));
+    json_object_set_new(j, "sampledTime", json_integer((json_int_t)x->sampled_ns));
+    json_object_set_new(j, "lostTime", json_integer((json_int_t)x->lost_ns));
+    return j;
+}
+
+static int print_json(const struct summary *s, FILE *f)
+{
+    char t[48], v[32];
+    json_t *j = json_object(), *types = json_array(), *threads = json_array();
+    snprintf(v, sizeof v, "%u.%u", s->major, s->minor);
+    json_object_set_new(j, "file", jstr(s->path));
+    json_object_set_new(j, "formatVersion", json_string(v));
+    json_object_set_new(j, "chunks", json_integer((json_int_t)s->chunks));
+    json_object_set_new(j, "startTime", json_integer((json_int_t)s->start_ns));
+    json_object_set_new(j, "start", s->have_start ?
+                        json_string(cli_format_time(s->start_ns, t, sizeof t)) :
+                        json_null());
+    json_object_set_new(j, "duration", json_integer((json_int_t)
+                        (s->end_ns > s->start_ns ? s->end_ns - s->start_ns : 0)));
+    json_object_set_new(j, "events", json_integer((json_int_t)s->events));
+    json_object_set_new(j, "complete", json_boolean(s->complete));
+    for (size_t i = 0; i < s->ntypes; i++) {
+        json_t *e = json_object();
+        json_object_set_new(e, "type", jstr(s->types[i].name));
+        json_object_set_new(e, "count", json_integer((json_int_t)s->types[i].count));
+        json_object_set_new(e, "bytes", json_integer((json_int_t)s->types[i].bytes));
+        json_array_append_new(types, e);
+    }
+    json_object_set_new(j, "eventTypes", types);
+    for (size_t i = 0; i < s->nthreads; i++)
+        json_array_append_new(threads, thread_json(&s->threads[i], true));
+    json_t *cpu = json_object();
+    json_object_set_new(cpu, "threads", threads);
+    struct thread_stat tot = total_of(s);
+    json_object_set_new(cpu, "total", thread_json(&tot, false));
+    json_object_set_new(j, "cpuTimeSamples", cpu);
+    int rc = json_dumpf(j, f, JSON_INDENT(2));
+    fputc('\n', f);
+    json_decref(j);
+    return rc;
+}
+
+static void summary_free(struct summary *s)
+{
+    for (size_t i = 0; i < s->ntypes; i++)
+        free(s->types[i].name);
+    for (size_t i = 0; i < s->nthreads; i++)
+        free(s->threads[i].name);
+    free(s->types);
+    free(s->threads);
+    free(s->tc);
+    cli_map_free(&s->tid_map);
+    cli_map_free(&s->tc_map);
+    cli_map_free(&s->entry_map);
+}
+
+static int summarize(const char *path, bool json)
+{
+    struct summary s = { .path = path };
+    rec_reader *r;
+    const rec_event *ev;
+    rec_chunk_info info;
+    uint64_t last = UINT64_MAX;
+    int rc = rec_reader_open(&r, path, 0);
+    if (rc < 0) {
+        cli_reader_error(prog, path, NULL, rc);
+        return 1;
+    }
+    while ((rc = rec_reader_next(r, &ev)) > 0) {
+        /* cli_chunk_changed(), inlined: this loop is the tool's cost */
+        if (rec_reader_chunk(r, &info) == 0 && info.offset != last) {
+            last = info.offset;
+            new_chunk(&s, r, &info);
+        }
+        s.events++;
+        account(&s, ev);
+        int64_t t = (int64_t)rec_event_ticks(ev);
+        if (!s.have_ticks || t > s.max_ticks) {
+            s.max_ticks = t;
+            s.have_ticks = true;
+        }
+    }
+    /* A chunk without events (its header was read); past the end of the
+     * file the reader may describe an empty chunk at the file's end, which
+     * is no chunk. */
+    if (rec_reader_chunk(r, &info) == 0) {
+        if (info.size > 0 && cli_chunk_changed(r, &last, &info))
+            new_chunk(&s, r, &info);
+        else if (info.size > 0)
+            end_of_chunk(&s, &info);   /* its duration may have grown */
+    }
+    chunk_events_end(&s);
+    if (rec_reader_chunk(r, &info) == 0) {
+        s.complete = s.chunks && rc == 0 && info.last;
+    }
+    if (s.nthreads)
+        qsort(s.threads, s.nthreads, sizeof *s.threads, cmp_thread);
+    if (s.ntypes)
+        qsort(s.types, s.ntypes, sizeof *s.types, cmp_type);
+    if (json)
+        print_json(&s, stdout);
+    else
+        print_text(&s, stdout);
+    if (fflush(stdout) != 0) {
+        cli_error(prog, "stdout: %s", strerror(errno));
+        rc = REC_EIO;
+    } else if (rc < 0) {
+        cli_reader_error(prog, path, r, rc);
+    } else {
+        cli_reader_warning(prog, path, r);
+    }
+    rec_reader_close(r);
+    summary_free(&s);
+    return rc < 0 ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+    static const struct option lopts[] = {
+        { "json", no_argument, NULL, 'j' },
+        { "help", no_argument, NULL, 'h' },
+        { "version", no_argument, NULL, 'V' },
+        { NULL, 0, NULL, 0 },
+    };
+    bool json = false;
+    int c, status = CLI_EXIT_OK;
+    while ((c = getopt_long(argc, argv, "hV", lopts, NULL)) != -1) {
+        switch (c) {
+        case 'j': json = true; break;
+        case 'h': usage(stdout); return CLI_EXIT_OK;
+        case 'V': cli_version_exit(prog);
+        default:
+            cli_try_help(prog);
+            return CLI_EXIT_USAGE;
+        }
+    }
+    if (cli_need_files(prog, optind, argc) < 0)
+        return CLI_EXIT_USAGE;
+    setvbuf(stdout, NULL, _IOFBF, 1 << 16);
+    for (int i = optind; i < argc; i++) {
+        if (i > optind && !json)
+            fputc('\n', stdout);
+        if (summarize(argv[i], json) != 0)
+            status = CLI_EXIT_DATA;
+    }
+    return status;
+}
