@@ -17,6 +17,10 @@
  *   sampler.c   start/stop of a recording, the sampler thread, REC_* options
  *   throttle.c  the period grammar ("10ms", "500/s") and the rate rule
  *   recenv.h    the REC_* environment shared with rec-start
+ *   env.c       the environment a process that is not recorded passes on
+ *   fds.c       the descriptors rec owns; closefrom/close_range around them
+ *   output.c    recording files: exclusive, 0600, relative to a dir fd
+ *   status.c    rec-start's status pipe; a failed write said and ended
  * Turning requests into events (sampler thread, drain_lock held):
  *   drain.c     queues and lost counters -> ThreadStart, CPUTimeSample,
  *               CPUTimeSampleLost, ThreadEnd
