@@ -486,10 +486,28 @@ static void writer_free(rec_writer *w)
     free(w);
 }
 
+static int writer_open(rec_writer **out, const char *path, int fd,
+                       const rec_writer_options *opt);
+
 int rec_writer_open(rec_writer **out, const char *path, const rec_writer_options *opt)
 {
     if (!out || !path)
         return REC_EINVAL;
+    return writer_open(out, path, -1, opt);
+}
+
+/* The caller created (or opened for append) the file itself: exclusively,
+ * relative to a directory, with its own mode. */
+int rec_writer_open_fd(rec_writer **out, int fd, const rec_writer_options *opt)
+{
+    if (!out || fd < 0 || (opt && opt->overwrite))
+        return REC_EINVAL;
+    return writer_open(out, NULL, fd, opt);
+}
+
+static int writer_open(rec_writer **out, const char *path, int fd,
+                       const rec_writer_options *opt)
+{
     *out = NULL;
     rec_writer_options o;
     rec_writer_options_init(&o);
@@ -503,11 +521,17 @@ int rec_writer_open(rec_writer **out, const char *path, const rec_writer_options
             o.tick_ns = 1000;
     }
     if (o.buffer_bytes < 64 || o.buffer_bytes > REC_MAX_BLOCK_RAW ||
-        1000000000u % o.tick_ns != 0 || (o.overwrite && o.append))
+        1000000000u % o.tick_ns != 0 || (o.overwrite && o.append)) {
+        if (fd >= 0)
+            close(fd);
         return REC_EINVAL;
+    }
     rec_writer *w = calloc(1, sizeof *w);
-    if (!w)
+    if (!w) {
+        if (fd >= 0)
+            close(fd);
         return REC_ENOMEM;
+    }
     w->fd = -1;
     w->opt = o;
     w->ticks_per_s = 1000000000u / o.tick_ns;
@@ -519,6 +543,8 @@ int rec_writer_open(rec_writer **out, const char *path, const rec_writer_options
     if (!rc && !(w->lz4 = malloc((size_t)LZ4_sizeofState())))
         rc = REC_ENOMEM;
     if (rc) {
+        if (fd >= 0)
+            close(fd);
         writer_free(w);
         return rc;
     }
@@ -527,7 +553,7 @@ int rec_writer_open(rec_writer **out, const char *path, const rec_writer_options
         flags |= O_TRUNC;
     else if (!o.append)
         flags |= O_EXCL;
-    w->fd = open(path, flags, 0666);
+    w->fd = path ? open(path, flags, 0666) : fd;
     if (w->fd < 0) {
         rc = errno == EEXIST ? REC_EEXIST : REC_EIO;
         int e = errno;
@@ -559,6 +585,11 @@ int rec_writer_open(rec_writer **out, const char *path, const rec_writer_options
     }
     *out = w;
     return 0;
+}
+
+int rec_writer_fd(const rec_writer *w)
+{
+    return w ? w->fd : -1;
 }
 
 int rec_writer_close(rec_writer *w)

@@ -17,6 +17,7 @@
 #undef syscall
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <stdarg.h>
 
 typedef void (*exit_fn)(int);
@@ -98,5 +99,13 @@ RECS_NO_SANITIZE long syscall(long number, ...)
     SIX_ARGS(number, a);
     if (number == SYS_exit_group)
         recs__exit_finish();
+    if (number == SYS_close_range) {    /* the sampler's fds stay open */
+        if ((unsigned)a[0] > (unsigned)a[1]) {
+            errno = EINVAL;
+            return -1;
+        }
+        return recs__close_around((unsigned)a[0], (unsigned)a[1],
+                                  (unsigned)a[2]);
+    }
     return call_real(number, a);
 }

@@ -159,8 +159,8 @@ static void reraise_default(int sig)
 /* Signal-safe. A signal that is not ours, delivered as the program asked:
  * its handler runs with the mask the kernel would have given it (the
  * interrupted mask, its sa_mask, the signal itself unless SA_NODEFER), and
- * SA_RESETHAND resets the program's action. Not emulated: SA_ONSTACK (the
- * handler runs on the stack our handler runs on). */
+ * SA_RESETHAND resets the program's action. SA_ONSTACK holds because ours
+ * has it too (the handler runs on the stack ours runs on). */
 static void forward(int sig, siginfo_t *si, void *ucv)
 {
     ucontext_t *uc = ucv;
@@ -224,10 +224,16 @@ RECS_NO_SANITIZE static void fill_request(recs__thread *t, recs__request *r, con
     r->pc = r->sp = r->fp = r->lr = 0;
 #endif
     (void)si;
-    /* On another stack (sigaltstack, a coroutine's own stack) the bounds
-     * recorded at registration do not apply: no walk. */
-    if (r->pc == 0 || !recs__in_stack(r->sp, 8, lo, hi)) {
+    if (r->pc == 0) {
         r->flags |= RECS_REQ_FAILED;
+        return;
+    }
+    /* On another stack (a goroutine's, a coroutine's, a handler's on its
+     * sigaltstack) the bounds recorded at registration do not apply and
+     * nothing there is known to be mapped: the leaf only, from the
+     * registers, marked truncated. */
+    if (!recs__in_stack(r->sp, 8, lo, hi)) {
+        r->flags |= RECS_REQ_TRUNCATED;
         return;
     }
     uint64_t avail = (hi - r->sp) / 8;
@@ -310,7 +316,12 @@ int recs__install_handler(int signo)
         return REC_EINVAL;   /* one signal per process lifetime */
     memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = on_signal;
-    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    /* SA_ONSTACK: on a thread with a sigaltstack, the interrupted stack
+     * may be one the program sized for its own code only (a goroutine's,
+     * 8 KiB at first, with no guard page: a handler frame below it
+     * overwrites the next goroutine), and the Go runtime requires every
+     * handler to run on the signal stack. */
+    sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
     /* Nothing may interrupt it: a program handler that leaves by
      * siglongjmp or pthread_exit would abandon the queue lock. forward()
      * gives the program's handler the mask it expects. */

@@ -22,6 +22,10 @@
  *   sampler.c   start/stop of a recording, the sampler thread, REC_* options
  *   throttle.c  the period grammar ("10ms", "500/s") and the rate rule
  *   recenv.h    the REC_* environment shared with rec-start
+ *   env.c       the environment a process that is not recorded passes on
+ *   fds.c       the descriptors rec owns; closefrom/close_range around them
+ *   output.c    recording files: exclusive, 0600, relative to a dir fd
+ *   status.c    rec-start's status pipe; a failed write said and ended
  * Turning requests into events (sampler thread, drain_lock held):
  *   drain.c     queues and lost counters -> ThreadStart, CPUTimeSample,
  *               CPUTimeSampleLost, ThreadEnd
@@ -161,6 +165,10 @@ typedef struct recs__config {
     char run_id[33];               /* REC_RUN_ID, "" if none */
     bool no_command_line;          /* REC_NO_COMMAND_LINE: argv[0] only */
     bool fp_walker;                /* --stack-walker fp (else CFI) */
+    int output_fd;                 /* created by rec-start, or -1 */
+    bool has_id;                   /* append only to this file (exec) */
+    dev_t out_dev;
+    ino_t out_ino;
 } recs__config;
 
 typedef struct recs__global {
@@ -207,6 +215,10 @@ typedef struct recs__global {
     recs_stats stats;
     _Atomic uint64_t timer_failures;
     _Atomic uint64_t threads_seen;
+    int out_fd;                    /* the writer's fd, or -1 */
+    dev_t out_dev;                 /* the recording file being written */
+    ino_t out_ino;
+    int dir_fd;                    /* directory of cfg.output, or -1 */
     int status_fd;                 /* REC_STATUS_FD or -1 */
     dev_t status_dev;              /* what status_fd named at startup */
     ino_t status_ino;
@@ -331,6 +343,43 @@ int  recs__stop(bool from_sampler, bool bounded);
 void recs__config_free(recs__config *cfg);
 int  recs__config_from_env(recs__config *cfg, char *err, size_t errlen);
 uint64_t recs__now_ns(void);
+
+/* fds.c: descriptors the sampler owns survive the program's closefrom()
+ * and close_range(). */
+#define RECS_MAX_OWNED_FDS 16
+int  recs__fd_own(int fd);
+void recs__fd_disown(int fd);
+bool recs__fd_owned(int fd);
+/* sigmask.c: posix_spawn with the child's mask as the program sees its
+ * own (preload.c's posix_spawn interposers call it). */
+#include <spawn.h>
+typedef int (*recs__spawn_fn)(pid_t *, const char *,
+                              const posix_spawn_file_actions_t *,
+                              const posix_spawnattr_t *, char *const[],
+                              char *const[]);
+int recs__sigmask_spawn(recs__spawn_fn real, pid_t *pid, const char *path,
+                        const posix_spawn_file_actions_t *fa,
+                        const posix_spawnattr_t *attr, char *const argv[],
+                        char *const envp[]);
+/* close_range(first, last, flags) around every fd the sampler owns. */
+long recs__close_around(unsigned first, unsigned last, unsigned flags);
+
+/* output.c */
+int  recs__output_open(const recs__config *cfg, int *fd);
+void recs__output_discard(const recs__config *cfg, dev_t dev, ino_t ino);
+int  recs__parse_fd_id(const char *v, int *fd, dev_t *dev, ino_t *ino);
+
+/* status.c */
+extern _Atomic int recs__write_errno;
+void recs__status_send(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2)));
+void recs__write_failed(int err);
+bool recs__xfsz_pending(void);
+void recs__xfsz_take(bool was_pending);
+
+/* env.c */
+size_t recs__env_strip_size(char *const envp[]);
+char **recs__env_strip(char *const envp[], void *mem);
 
 /* sigwait.c: libc's sigtimedwait, past our interposer. */
 int recs__real_sigtimedwait(const sigset_t *set, siginfo_t *si,

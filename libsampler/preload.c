@@ -25,11 +25,13 @@
 #include <alloca.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <spawn.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -37,6 +39,7 @@ typedef int (*pthread_create_fn)(pthread_t *, const pthread_attr_t *,
                                  void *(*)(void *), void *);
 static pthread_create_fn real_pthread_create;
 static bool follow_children;
+static bool preloaded;              /* started by rec-start's environment */
 static __thread sigset_t fork_mask;
 static __thread int fork_was_safe;
 
@@ -189,10 +192,13 @@ static void fork_child(void)
     /* The parent's writer, stream and tables are the parent's: abandoned,
      * never flushed or closed from here. */
     recs__g.w = NULL;
+    recs__fd_disown(recs__g.out_fd);    /* the parent's */
+    recs__g.out_fd = -1;
     recs__g.st = NULL;
     recs__g.sym = NULL;
     recs__g.sampler_started = false;
     recs__g.batch_size = 0;
+    recs__fd_disown(recs__g.status_fd);
     recs__g.status_fd = -1;
     recs__untracked_reset();
     recs__stacks_abandon();
@@ -223,7 +229,9 @@ static void fork_child(void)
         cfg = recs__g.cfg;
         cfg.output = out;
         cfg.append = false;
-        cfg.overwrite = true;
+        cfg.overwrite = false;     /* exclusive: a planted name is refused */
+        cfg.output_fd = -1;
+        cfg.has_id = false;
         recs__g.cfg.output = NULL;
         recs__g.cfg.throttle_text = NULL;
         recs__start_config(&cfg);
@@ -281,6 +289,16 @@ static void resolve_exec(void)
         real_pthread_create = (pthread_create_fn)next_sym("pthread_create");
 }
 
+/* A process that is not recorded (and whose exec'd image will not be)
+ * passes on neither rec's variables nor its LD_PRELOAD entries. */
+#define STRIP_ENV(envp)                                                   \
+    do {                                                                  \
+        size_t sz_;                                                       \
+        if (preloaded && !follow_children &&                              \
+            (sz_ = recs__env_strip_size(envp)) != 0)                      \
+            envp = recs__env_strip(envp, alloca(sz_));                    \
+    } while (0)
+
 /* True in the process that owns the recording (not in a vfork child, which
  * shares our memory but has its own pid). */
 static bool owner(void)
@@ -288,25 +306,47 @@ static bool owner(void)
     return atomic_load(&recs__g.running) && recs__g.pid == getpid();
 }
 
-/* envp with REC_APPEND=1, if it carries REC_OUTPUT; NULL if unchanged. */
+/* envp continuing this process's recording, if it carries REC_OUTPUT:
+ * this file and root pid (a shell passes its own copy of the variables,
+ * not what a followed child's environ says), REC_APPEND=1 and the
+ * identity of the file to append to (REC_OUTPUT_ID). NULL if unchanged. */
 static char **env_for_exec(char *const envp[])
 {
+    static char id[64], root[32];
+    static char *output;
     size_t n = 0;
     bool has_output = false;
     char **out;
 
-    if (!envp)
+    if (!envp || !recs__g.cfg.output)
         return NULL;
     for (; envp[n]; n++)
         if (!strncmp(envp[n], "REC_OUTPUT=", 11))
             has_output = true;
-    if (!has_output || !(out = malloc((n + 2) * sizeof *out)))
+    if (!has_output || !(out = malloc((n + 5) * sizeof *out)))
         return NULL;
+    free(output);
+    if (asprintf(&output, "REC_OUTPUT=%s", recs__g.cfg.output) < 0) {
+        output = NULL;
+        free(out);
+        return NULL;
+    }
     size_t k = 0;
     for (size_t i = 0; i < n; i++)
-        if (strncmp(envp[i], "REC_APPEND=", 11))
+        if (strncmp(envp[i], "REC_APPEND=", 11) &&
+            strncmp(envp[i], "REC_OUTPUT_ID=", 14) &&
+            strncmp(envp[i], "REC_OUTPUT_FD=", 14) &&
+            strncmp(envp[i], "REC_OUTPUT=", 11) &&
+            strncmp(envp[i], "REC_ROOT_PID=", 13))
             out[k++] = envp[i];
+    snprintf(root, sizeof root, "REC_ROOT_PID=%d", (int)getpid());
+    out[k++] = output;
+    out[k++] = root;
     out[k++] = (char *)"REC_APPEND=1";
+    snprintf(id, sizeof id, "REC_OUTPUT_ID=%llu:%llu",
+             (unsigned long long)recs__g.out_dev,
+             (unsigned long long)recs__g.out_ino);
+    out[k++] = id;
     out[k] = NULL;
     return out;
 }
@@ -321,6 +361,8 @@ static void before_exec(void)
     int rc;
 
     recs__stop(false, true);
+    if (recs__g.status_fd >= 0)
+        fcntl(recs__g.status_fd, F_SETFD, 0);
     /* Before Linux 6.13 a deleted timer's signal still pending in this
      * thread (signal blocked) survives the exec, and the new image's
      * handler would not know its cookie. Ours is dropped (the session is
@@ -340,9 +382,15 @@ static void after_failed_exec(void)
     recs__config cfg = recs__g.cfg;
     int err = errno;
 
+    if (recs__g.status_fd >= 0)
+        fcntl(recs__g.status_fd, F_SETFD, FD_CLOEXEC);
     if (cfg.output) {
         cfg.append = true;
         cfg.overwrite = false;
+        cfg.output_fd = -1;
+        cfg.has_id = true;
+        cfg.out_dev = recs__g.out_dev;
+        cfg.out_ino = recs__g.out_ino;
         recs__start_config(&cfg);
     }
     errno = err;
@@ -357,6 +405,7 @@ int execve(const char *path, char *const argv[], char *const envp[])
     if (!real && !(real = (execve_fn)next_sym("execve")))
         return errno = ENOSYS, -1;
     if (!owner()) {
+        STRIP_ENV(envp);
         tok = recs__sigmask_before_exec();
         rc = real(path, argv, envp);
         recs__sigmask_after_exec(tok);
@@ -386,6 +435,7 @@ int execvpe(const char *file, char *const argv[], char *const envp[])
     if (!real && !(real = (execve_fn)next_sym("execvpe")))
         return errno = ENOSYS, -1;
     if (!owner()) {
+        STRIP_ENV(envp);
         tok = recs__sigmask_before_exec();
         rc = real(file, argv, envp);
         recs__sigmask_after_exec(tok);
@@ -415,6 +465,7 @@ int fexecve(int fd, char *const argv[], char *const envp[])
     if (!real && !(real = (fexecve_fn)next_sym("fexecve")))
         return errno = ENOSYS, -1;
     if (!owner()) {
+        STRIP_ENV(envp);
         tok = recs__sigmask_before_exec();
         rc = real(fd, argv, envp);
         recs__sigmask_after_exec(tok);
@@ -440,6 +491,7 @@ int execveat(int dirfd, const char *path, char *const argv[],
     if (!real && !(real = (execveat_fn)next_sym("execveat")))
         return errno = ENOSYS, -1;
     if (!owner()) {
+        STRIP_ENV(envp);
         tok = recs__sigmask_before_exec();
         rc = real(dirfd, path, argv, envp, flags);
         recs__sigmask_after_exec(tok);
@@ -453,6 +505,44 @@ int execveat(int dirfd, const char *path, char *const argv[],
     after_failed_exec();
     free(env);
     return rc;
+}
+
+/* posix_spawn: the child is never this process. */
+typedef int (*spawn_fn)(pid_t *, const char *, const posix_spawn_file_actions_t *,
+                        const posix_spawnattr_t *, char *const[], char *const[]);
+static spawn_fn real_spawn, real_spawnp;
+
+__attribute__((constructor))
+static void resolve_spawn(void)
+{
+    real_spawn = (spawn_fn)next_sym("posix_spawn");
+    real_spawnp = (spawn_fn)next_sym("posix_spawnp");
+}
+
+int posix_spawn(pid_t *pid, const char *path,
+                const posix_spawn_file_actions_t *fa,
+                const posix_spawnattr_t *attr, char *const argv[],
+                char *const envp[])
+{
+    spawn_fn real = real_spawn;
+
+    if (!real && !(real = (spawn_fn)next_sym("posix_spawn")))
+        return ENOSYS;
+    STRIP_ENV(envp);
+    return recs__sigmask_spawn(real, pid, path, fa, attr, argv, envp);
+}
+
+int posix_spawnp(pid_t *pid, const char *file,
+                 const posix_spawn_file_actions_t *fa,
+                 const posix_spawnattr_t *attr, char *const argv[],
+                 char *const envp[])
+{
+    spawn_fn real = real_spawnp;
+
+    if (!real && !(real = (spawn_fn)next_sym("posix_spawnp")))
+        return ENOSYS;
+    STRIP_ENV(envp);
+    return recs__sigmask_spawn(real, pid, file, fa, attr, argv, envp);
 }
 
 /* execl, execlp, execle: collect the variadic arguments. */
@@ -525,6 +615,7 @@ static void recs__preload_init(void)
     if (!out || !*out)
         return;               /* linked, not preloaded by rec-start */
     recs__g.preloaded = true;
+    preloaded = true;
     if ((v = getenv(REC_ENV_FOLLOW_CHILDREN)) && *v &&
         recs__parse_bool(v, &follow) < 0) {
         recs__warn("invalid REC_FOLLOW_CHILDREN=%s; not recording", v);
@@ -545,15 +636,25 @@ static void recs__preload_init(void)
         become_root(own, pid);
     }
     if (!own && (v = getenv(REC_ENV_STATUS_FD)) && *v) {
-        uint64_t fd;
+        int fd;
+        dev_t dev;
+        ino_t ino;
         struct stat st;
-        /* Remembered by identity: a program that closes every fd may
-         * reuse the number for a file of its own. */
-        if (recs__parse_uint(v, 0, 1 << 20, &fd) == 0 &&
-            fstat((int)fd, &st) == 0) {
-            recs__g.status_fd = (int)fd;
+        /* FD:DEV:INO: a number alone, inherited from anywhere, could name
+         * the program's stdout. Remembered by identity: a program that
+         * closes every fd may reuse the number for a file of its own. */
+        if (recs__parse_fd_id(v, &fd, &dev, &ino) == 0 &&
+            fstat(fd, &st) == 0 && st.st_dev == dev && st.st_ino == ino) {
+            recs__g.status_fd = fd;
             recs__g.status_dev = st.st_dev;
             recs__g.status_ino = st.st_ino;
+            recs__fd_own(fd);
+            /* Not for the program's children; the next image of this
+             * process gets it (before_exec). */
+            fcntl(fd, F_SETFD, FD_CLOEXEC);
+        } else {
+            recs__warn("ignoring REC_STATUS_FD=%s: not a descriptor rec-start "
+                       "opened", v);
         }
         /* Each image of the root process (exec) writes its own line;
          * followed children do not report. */
@@ -563,6 +664,25 @@ static void recs__preload_init(void)
         free(own);
         return;
     }
+    if (!own && (v = getenv(REC_ENV_OUTPUT_FD)) && *v) {
+        int fd;
+        dev_t dev;
+        ino_t ino;
+        struct stat st;
+        /* The file rec-start created; only if the number still names it. */
+        if (recs__parse_fd_id(v, &fd, &dev, &ino) < 0 ||
+            fstat(fd, &st) != 0 || st.st_dev != dev || st.st_ino != ino ||
+            !S_ISREG(st.st_mode)) {
+            recs__warn("REC_OUTPUT_FD=%s does not name the file rec-start "
+                       "created; not recording", v);
+            recs__config_free(&cfg);
+            free(own);
+            return;
+        }
+        cfg.output_fd = fd;
+        cfg.append = false;
+    }
+    unsetenv(REC_ENV_OUTPUT_FD);
     free(own);
     recs__g.registry = true;
     recs__thread_key_init();

@@ -24,7 +24,17 @@
 #define REC_ENV_ROOT_PID        "REC_ROOT_PID"        /* the recorded process */
 #define REC_ENV_FOLLOW_CHILDREN "REC_FOLLOW_CHILDREN" /* children recorded too */
 #define REC_ENV_APPEND          "REC_APPEND"          /* exec'd image appends */
-#define REC_ENV_STATUS_FD       "REC_STATUS_FD"
+#define REC_ENV_STATUS_FD       "REC_STATUS_FD"       /* FD:DEV:INO, rec-start's
+                                                         status pipe */
+#define REC_ENV_OUTPUT_FD       "REC_OUTPUT_FD"       /* FD:DEV:INO, the file
+                                                         rec-start created */
+#define REC_ENV_OUTPUT_ID       "REC_OUTPUT_ID"       /* DEV:INO, the file an
+                                                         exec'd image appends to */
+#define REC_ENV_PRELOAD         "REC_PRELOAD"         /* LD_PRELOAD entries
+                                                         rec-start added */
+/* Every REC_* variable is rec's: a process that is not recorded starts
+ * programs without any of them (env.c). */
+#define REC_ENV_PREFIX          "REC_"
 /* Read by rec-start only. */
 #define REC_ENV_SAMPLER_LIB     "REC_SAMPLER_LIB"     /* library to preload */
 #define REC_ENV_ASAN_RUNTIME    "REC_ASAN_RUNTIME"    /* sanitizer builds */

@@ -30,6 +30,8 @@ recs__global recs__g = {
     .reg_lock = PTHREAD_MUTEX_INITIALIZER,
     .drain_lock = PTHREAD_MUTEX_INITIALIZER,
     .status_fd = -1,
+    .out_fd = -1,
+    .dir_fd = -1,
 };
 
 extern _Atomic int recs__fatal_sig;
@@ -71,6 +73,7 @@ static int config_from_options(recs__config *cfg, const recs_options *o)
     const char *thr = o->throttle ? o->throttle : "10ms";
 
     memset(cfg, 0, sizeof *cfg);
+    cfg->output_fd = -1;
     if (!o->output || !*o->output)
         return REC_EINVAL;
     if (recs__parse_throttle(thr, &cfg->throttle) < 0)
@@ -107,12 +110,14 @@ int recs__config_from_env(recs__config *cfg, char *err, size_t errlen)
     recs_options o;
     const char *v;
     uint64_t n;
-    bool b;
-    int sig;
+    bool b, has_id = false;
+    int sig, rc;
+    dev_t id_dev = 0;
+    ino_t id_ino = 0;
 
     recs_options_init(&o);
     o.output = getenv(REC_ENV_OUTPUT);
-    o.overwrite = true;   /* rec-start decided whether the file may go */
+    /* Created exclusively: rec-start removed what --force allowed. */
 #define BAD(name) do { snprintf(err, errlen, "invalid %s=%s", name, v); \
                        return REC_EINVAL; } while (0)
     if ((v = getenv(REC_ENV_THROTTLE)) && *v)
@@ -159,6 +164,11 @@ int recs__config_from_env(recs__config *cfg, char *err, size_t errlen)
         o.append = b;
         o.overwrite = !b;
     }
+    if ((v = getenv(REC_ENV_OUTPUT_ID)) && *v && o.append) {
+        if (recs__parse_fd_id(v, NULL, &id_dev, &id_ino) < 0)
+            BAD(REC_ENV_OUTPUT_ID);
+        has_id = true;
+    }
     if ((v = getenv(REC_ENV_THROTTLE)) && *v) {
         recs__throttle t;
         if (recs__parse_throttle(v, &t) < 0)
@@ -178,13 +188,15 @@ int recs__config_from_env(recs__config *cfg, char *err, size_t errlen)
         snprintf(err, errlen, "REC_OUTPUT is not set");
         return REC_EINVAL;
     }
-    int rc = config_from_options(cfg, &o);
-    if (rc == 0) {
-        cfg->no_command_line = no_cmd;
-        if (run_id && *run_id)
-            memcpy(cfg->run_id, run_id, 33);
-    }
-    return rc;
+    if ((rc = config_from_options(cfg, &o)) < 0)
+        return rc;
+    cfg->no_command_line = no_cmd;
+    if (run_id && *run_id)
+        memcpy(cfg->run_id, run_id, 33);
+    cfg->has_id = has_id;
+    cfg->out_dev = id_dev;
+    cfg->out_ino = id_ino;
+    return 0;
 }
 
 void recs_options_init(recs_options *opt)
@@ -305,9 +317,15 @@ static void *sampler_main(void *arg)
         recs__untracked_poll();
         if (recs__g.w && now - recs__g.last_flush_ns >= recs__g.cfg.flush_ns) {
             recs__g.last_flush_ns = now;
-            rec_writer_flush(recs__g.w);
+            if (rec_writer_flush(recs__g.w) < 0)
+                recs__write_failed(errno);
         }
         pthread_mutex_unlock(&recs__g.drain_lock);
+        if (atomic_load(&recs__write_errno)) {
+            /* A full disk, a size limit: stop with what fit. */
+            recs__stop(true, true);
+            return NULL;
+        }
     }
     return NULL;
 }
@@ -347,18 +365,39 @@ static void session_close(void)
         recs__g.sym = NULL;
     }
     if (recs__g.w) {
-        int rc = rec_writer_close(recs__g.w);
+        int rc;
+        recs__fd_disown(recs__g.out_fd);
+        recs__g.out_fd = -1;
+        rc = rec_writer_close(recs__g.w);
         if (rc < 0 && errno == EBADF)
             recs__warn("%s: the program closed or replaced the recording's "
                        "file descriptor; the recording ends at the last "
                        "write before that", recs__g.cfg.output);
-        else if (rc < 0)
-            recs__warn("closing %s: %s", recs__g.cfg.output, rec_strerror(rc));
+        else if (rc < 0 && !atomic_load(&recs__write_errno))
+            recs__write_failed(errno);
         recs__g.w = NULL;
     }
 }
 
+static int start_config(const recs__config *cfg);
+
+/* Signals blocked: a write beyond RLIMIT_FSIZE raises SIGXFSZ in this
+ * thread, the program's; taken back before the mask is restored. */
 int recs__start_config(const recs__config *cfg)
+{
+    sigset_t old;
+    bool xf;
+    int rc;
+
+    recs__block_async(&old);
+    xf = recs__xfsz_pending();
+    rc = start_config(cfg);
+    recs__xfsz_take(xf);
+    recs__restore_mask(&old);
+    return rc;
+}
+
+static int start_config(const recs__config *cfg)
 {
     rec_writer_options wo;
     recs__config copy;
@@ -390,6 +429,7 @@ int recs__start_config(const recs__config *cfg)
     recs__g.engine = rc;
     recs__g.capacity = recs__queue_capacity(recs__g.period_ns, recs__g.cfg.depth);
     memset(&recs__g.stats, 0, sizeof recs__g.stats);
+    atomic_store(&recs__write_errno, 0);
     recs__g.stats.period_ns = recs__g.period_ns;
     atomic_store(&recs__g.timer_failures, 0);
     atomic_store(&recs__g.threads_seen, 0);
@@ -398,11 +438,33 @@ int recs__start_config(const recs__config *cfg)
     rec_writer_options_init(&wo);
     wo.max_chunk_bytes = recs__g.cfg.max_chunk_bytes;
     wo.append = recs__g.cfg.append;
-    wo.overwrite = recs__g.cfg.overwrite;
-    if ((rc = rec_writer_open(&recs__g.w, recs__g.cfg.output, &wo)) < 0) {
-        recs__warn("cannot open %s: %s", recs__g.cfg.output, rec_strerror(rc));
-        recs__g.w = NULL;
-        goto out_drain;
+    {
+        int fd;
+        struct stat st;
+        if ((rc = recs__output_open(&recs__g.cfg, &fd)) < 0) {
+            recs__warn("cannot %s %s: %s; this process is not recorded",
+                       recs__g.cfg.append ? "open" : "create",
+                       recs__g.cfg.output, strerror(errno));
+            recs__g.w = NULL;
+            goto out_drain;
+        }
+        /* rec-start's descriptor is used once (a failed exec reopens). */
+        recs__g.cfg.output_fd = -1;
+        if (fstat(fd, &st) != 0) {
+            rc = REC_EIO;
+            close(fd);
+            goto out_drain;
+        }
+        if ((rc = rec_writer_open_fd(&recs__g.w, fd, &wo)) < 0) {
+            recs__write_failed(errno);
+            recs__output_discard(&recs__g.cfg, st.st_dev, st.st_ino);
+            recs__g.w = NULL;
+            goto out_drain;
+        }
+        recs__g.out_dev = st.st_dev;
+        recs__g.out_ino = st.st_ino;
+        recs__g.out_fd = rec_writer_fd(recs__g.w);
+        recs__fd_own(recs__g.out_fd);
     }
     if ((rc = rec_stream_open(recs__g.w, &recs__g.st)) < 0 ||
         (rc = recs__symbols_create(&recs__g.sym, recs__g.w)) < 0 ||
@@ -455,9 +517,7 @@ out_unlock:
 
 static void write_status(void)
 {
-    char line[128];
     struct stat st;
-    int n;
 
     if (recs__g.status_fd < 0)
         return;
@@ -468,12 +528,9 @@ static void write_status(void)
         recs__g.status_fd = -1;
         return;
     }
-    n = snprintf(line, sizeof line, "samples=%llu lost=%llu\n",
-                 (unsigned long long)recs__g.stats.samples,
-                 (unsigned long long)recs__g.stats.lost);
-    if (write(recs__g.status_fd, line, (size_t)n) < 0) {
-        /* rec-start went away: nothing to tell. */
-    }
+    recs__status_send("samples=%llu lost=%llu",
+                      (unsigned long long)recs__g.stats.samples,
+                      (unsigned long long)recs__g.stats.lost);
 }
 
 static void emit_usage(void)
@@ -560,6 +617,7 @@ int recs__stop(bool from_sampler, bool bounded)
 {
     uint64_t deadline = recs__now_ns() + RECS_STOP_WAIT_NS;
     sigset_t old;
+    bool xf;
 
     /* A vfork child shares our memory and locks: nothing here is its. */
     if (recs__g.pid != getpid())
@@ -620,13 +678,15 @@ int recs__stop(bool from_sampler, bool bounded)
         recs__restore_mask(&old);
         return REC_EIO;
     }
+    xf = recs__xfsz_pending();
     recs__drain_locked(true);
     recs__untracked_emit();
     emit_usage();
     recs__g.stats.timer_failures = atomic_load(&recs__g.timer_failures);
     recs__g.stats.threads = atomic_load(&recs__g.threads_seen);
-    write_status();
     session_close();
+    write_status();
+    recs__xfsz_take(xf);
     pthread_mutex_unlock(&recs__g.drain_lock);
     pthread_mutex_unlock(&recs__g.ctl_lock);
     recs__restore_mask(&old);
@@ -711,8 +771,14 @@ int recs_drain(void)
         was_safe = atomic_exchange(&self->safe, 0);
     pthread_mutex_lock(&recs__g.drain_lock);
     if (recs__g.w) {
+        bool xf = recs__xfsz_pending();
         recs__drain_locked(false);
         rc = rec_writer_flush(recs__g.w);
+        if (rc < 0) {
+            recs__write_failed(errno);
+            sem_post(&recs__g.wake);     /* the sampler thread stops */
+        }
+        recs__xfsz_take(xf);
         recs__g.last_flush_ns = recs__now_ns();
     }
     pthread_mutex_unlock(&recs__g.drain_lock);

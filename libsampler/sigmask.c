@@ -56,17 +56,12 @@ typedef int (*ppoll_fn)(struct pollfd *, nfds_t, const struct timespec *,
                         const sigset_t *);
 typedef int (*epoll_pwait_fn)(int, struct epoll_event *, int, int,
                               const sigset_t *);
-typedef int (*spawn_fn)(pid_t *, const char *,
-                        const posix_spawn_file_actions_t *,
-                        const posix_spawnattr_t *, char *const[],
-                        char *const[]);
 
 static sigmask_fn real_psm;
 static sigsuspend_fn real_sigsuspend;
 static pselect_fn real_pselect;
 static ppoll_fn real_ppoll;
 static epoll_pwait_fn real_epoll_pwait;
-static spawn_fn real_spawn, real_spawnp;
 
 __attribute__((constructor))
 static void sigmask_init(void)
@@ -76,8 +71,6 @@ static void sigmask_init(void)
     real_pselect = (pselect_fn)dlsym(RTLD_NEXT, "pselect");
     real_ppoll = (ppoll_fn)dlsym(RTLD_NEXT, "ppoll");
     real_epoll_pwait = (epoll_pwait_fn)dlsym(RTLD_NEXT, "epoll_pwait");
-    real_spawn = (spawn_fn)dlsym(RTLD_NEXT, "posix_spawn");
-    real_spawnp = (spawn_fn)dlsym(RTLD_NEXT, "posix_spawnp");
 }
 
 /* The program's instances of the sampling signal it has blocked (in its
@@ -420,13 +413,14 @@ bool recs__tid_blocks_signal(pid_t tid)
     return (mask >> (s - 1)) & 1;
 }
 
-/* posix_spawn: a child that does not set its own mask inherits the
- * caller's real one, where the sampling signal is open; if the program's
- * view blocks it, the child gets the mask the program has in its view. */
-static int spawn(spawn_fn real, pid_t *pid, const char *path,
-                 const posix_spawn_file_actions_t *fa,
-                 const posix_spawnattr_t *attr, char *const argv[],
-                 char *const envp[])
+/* posix_spawn (interposed in preload.c): a child that does not set its
+ * own mask inherits the caller's real one, where the sampling signal is
+ * open; if the program's view blocks it, the child gets the mask the
+ * program has in its view. */
+int recs__sigmask_spawn(recs__spawn_fn real, pid_t *pid, const char *path,
+                        const posix_spawn_file_actions_t *fa,
+                        const posix_spawnattr_t *attr, char *const argv[],
+                        char *const envp[])
 {
     posix_spawnattr_t a;
     short flags = 0;
@@ -448,20 +442,4 @@ static int spawn(spawn_fn real, pid_t *pid, const char *path,
     posix_spawnattr_setsigmask(&a, &mask);
     posix_spawnattr_setflags(&a, (short)(flags | POSIX_SPAWN_SETSIGMASK));
     return real(pid, path, fa, &a, argv, envp);
-}
-
-int posix_spawn(pid_t *pid, const char *path,
-                const posix_spawn_file_actions_t *fa,
-                const posix_spawnattr_t *attr, char *const argv[],
-                char *const envp[])
-{
-    return spawn(real_spawn, pid, path, fa, attr, argv, envp);
-}
-
-int posix_spawnp(pid_t *pid, const char *file,
-                 const posix_spawn_file_actions_t *fa,
-                 const posix_spawnattr_t *attr, char *const argv[],
-                 char *const envp[])
-{
-    return spawn(real_spawnp, pid, file, fa, attr, argv, envp);
 }

@@ -22,7 +22,8 @@ HAZARDS = tests/hazards/burn tests/hazards/forker tests/hazards/execer \
 	tests/hazards/dlopener tests/hazards/sigdisp tests/hazards/c11sig \
 	tests/hazards/sighijack tests/hazards/sigwaiter tests/hazards/closeall \
 	tests/hazards/jumper tests/hazards/exitdrain tests/hazards/earlymain \
-	tests/hazards/maskview tests/hazards/exiter
+	tests/hazards/maskview tests/hazards/exiter tests/hazards/sigstack \
+	tests/hazards/closer tests/hazards/spawnenv
 check_PROGRAMS += $(HAZARDS)
 # Strict ISO C: signal() is glibc's one-shot __sysv_signal there.
 tests_hazards_c11sig_CFLAGS = $(AM_CFLAGS) -std=c11
@@ -44,3 +45,10 @@ TESTS += tests/test-sampler tests/test-sampler-hazards.sh \
 	tests/test-sampler-hazards-perf.sh
 dist_check_SCRIPTS += tests/test-sampler-hazards.sh \
 	tests/test-sampler-hazards-perf.sh
+# The Go hazard program (built by the test when go is installed) and the
+# build cache the test keeps in the build directory.
+EXTRA_DIST += tests/hazards/go/main.go tests/hazards/go/go.mod
+clean-local: clean-go-cache
+clean-go-cache:
+	-chmod -R u+w tests/go-cache 2>/dev/null; rm -rf tests/go-cache
+.PHONY: clean-go-cache

@@ -36,6 +36,36 @@ else
     skip "rec-dump not built"
 fi
 
+# Descendants that are not recorded do not inherit the sampler: no REC_*
+# variable, LD_PRELOAD as the user had it (fork+exec from a shell, and
+# posix_spawn, which glibc runs past the exec wrappers).
+# (A sanitizer build of rec-start runs with that LD_PRELOAD too.)
+ASAN_OPTIONS="$ASAN_OPTIONS:verify_asan_link_order=0" LD_PRELOAD=libm.so.6 \
+    "$REC_START" -q -o "$TMP/env1.rec" sh -c 'env' >"$TMP/out" 2>"$TMP/err"
+st=$?
+expect_status 0 "a shell running env"
+! grep -q '^REC_' "$TMP/out" && grep -qx 'LD_PRELOAD=libm.so.6' "$TMP/out"
+ok $? "fork+exec, not followed: no REC_ variable, the user's LD_PRELOAD only"
+[ $? -eq 0 ] || diag_file "$TMP/out"
+SPAWNENV=$top_builddir/tests/hazards/spawnenv
+if [ -x "$SPAWNENV" ]; then
+    "$REC_START" -q -o "$TMP/env2.rec" "$SPAWNENV" >"$TMP/out" 2>"$TMP/err"
+    st=$?
+    expect_status 0 "posix_spawn of env"
+    ! grep -q '^REC_' "$TMP/out" && ! grep -q '^LD_PRELOAD=' "$TMP/out" &&
+        grep -q '^PATH=' "$TMP/out"
+    ok $? "posix_spawn, not followed: no REC_ variable, no LD_PRELOAD"
+    [ $? -eq 0 ] || diag_file "$TMP/out"
+    "$REC_START" -q -c -o "$TMP/env3.rec" "$SPAWNENV" >"$TMP/out" 2>"$TMP/err"
+    st=$?
+    grep -q '^REC_OUTPUT=' "$TMP/out" && grep -q '^LD_PRELOAD=.*libsampler' "$TMP/out"
+    ok $? "posix_spawn with --follow-children: the child is recorded (environment kept)"
+else
+    skip "tests/hazards/spawnenv not built"
+    skip "tests/hazards/spawnenv not built"
+    skip "tests/hazards/spawnenv not built"
+fi
+
 # exec: the new image appends to the same file.
 "$REC_START" -o "$TMP/ex.rec" sh -c 'exec "$0" 0.1' "$WORKLOADS/demo" \
     >"$TMP/out" 2>"$TMP/err"

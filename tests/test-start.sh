@@ -78,10 +78,64 @@ printf '#!%s\n' "$TMP/suid" >"$TMP/suid-interp.sh"
 chmod +x "$TMP/suid-interp.sh"
 refused 1 "script with a set-user-ID interpreter" "set-user-ID" "$TMP/suid-interp.sh"
 
+# A Go program built without cgo: dynamically linked (-buildmode=pie)
+# but without the C library, nothing could be sampled in it.
+GO_SRC=$top_srcdir/tests/hazards/go
+if command -v go >/dev/null 2>&1; then
+    mkdir -p "$TMP/gosrc" "$top_builddir/tests/go-cache"
+    sed '/^import "C"/d; /^\/\*$/,/^\*\/$/d; s/int(C.hz_go_cadd(C.int(i\&1023), 1))/i \& 1/' \
+        "$GO_SRC/main.go" >"$TMP/gosrc/main.go"
+    cp "$GO_SRC/go.mod" "$TMP/gosrc/"
+    if (cd "$TMP/gosrc" && GOCACHE="$top_builddir/tests/go-cache" GOFLAGS=-mod=mod \
+            GOPATH="$TMP/gopath" GOPROXY=off CGO_ENABLED=0 \
+            go build -buildmode=pie -o "$TMP/gopure" . >"$TMP/gobuild.log" 2>&1); then
+        refused 1 "Go program without cgo" "CGO_ENABLED=1" "$TMP/gopure"
+    else
+        skip "Go program without cgo: go build failed"
+        skip "Go program without cgo: go build failed"
+        skip "Go program without cgo: go build failed"
+        diag_file "$TMP/gobuild.log"
+    fi
+else
+    skip "Go program without cgo: go not installed"
+    skip "Go program without cgo: go not installed"
+    skip "Go program without cgo: go not installed"
+fi
+
 # Outputs.
 refused 1 "output directory missing" "cannot create" -o "$TMP/no/such/dir/x.rec" "$TMP/prog.sh"
 refused 1 "output on a file system that refuses files" "cannot create" -o /proc/x.rec "$TMP/prog.sh"
-refused 1 "output is a directory" "exists|directory" -o "$TMP" "$TMP/prog.sh"
+refused 1 "output is a directory" "is a directory" -o "$TMP" "$TMP/prog.sh"
+refused 1 "--force on a directory" "is a directory" -f -o "$TMP" "$TMP/prog.sh"
+# --force replaces a regular file only: never a FIFO, a device node, or
+# what a symbolic link points to (the link is not followed either).
+mkfifo "$TMP/fifo"
+refused 1 "--force on a FIFO" "not a regular file \(a FIFO\)" -f -o "$TMP/fifo" "$TMP/prog.sh"
+[ -p "$TMP/fifo" ]
+ok $? "--force on a FIFO: the FIFO is still there"
+echo "precious" >"$TMP/victim.data"
+ln -s "$TMP/victim.data" "$TMP/link.data"
+refused 1 "output is a symbolic link" "exists" -o "$TMP/link.data" "$TMP/prog.sh"
+rm -f "$MARK"
+"$REC_START" -q -f -o "$TMP/link.data" "$TMP/prog.sh" >"$TMP/out" 2>"$TMP/err"
+st=$?
+expect_status 1 "--force on a symbolic link refused"
+grep -q "symbolic link" "$TMP/err" && ! ran && [ -L "$TMP/link.data" ] &&
+    [ "$(cat "$TMP/victim.data")" = precious ]
+ok $? "--force on a symbolic link: link and target untouched, nothing ran"
+rm -f "$TMP/link.data"
+if [ "$(id -u)" -eq 0 ] && mknod "$TMP/null" c 1 3 2>/dev/null; then
+    rm -f "$MARK"
+    "$REC_START" -q -f -o "$TMP/null" "$TMP/prog.sh" >"$TMP/out" 2>"$TMP/err"
+    st=$?
+    expect_status 1 "--force on a device node refused"
+    grep -q "a device" "$TMP/err" && ! ran && [ -c "$TMP/null" ]
+    ok $? "--force on a device node: still there, nothing ran"
+    rm -f "$TMP/null"
+else
+    skip "device node: needs root to create one"
+    skip "device node: needs root to create one"
+fi
 # A directory we may not write: sysfs refuses new files even to root.
 if [ "$(id -u)" -ne 0 ]; then
     mkdir "$TMP/ro"
@@ -104,6 +158,12 @@ st=$?
 expect_status 0 "--force replaces it"
 ran && [ "$(cat "$TMP/keep.data" 2>/dev/null)" != precious ]
 ok $? "--force: the program ran, the old content is gone"
+
+# The recording is private whatever the umask: it holds command lines.
+rm -f "$TMP/mode.rec"
+(umask 000; "$REC_START" -q -o "$TMP/mode.rec" "$TMP/prog.sh") >"$TMP/out" 2>"$TMP/err"
+[ "$(stat -c %a "$TMP/mode.rec" 2>/dev/null)" = 600 ]
+ok $? "recording created with mode 0600 under umask 000 ($(stat -c %a "$TMP/mode.rec" 2>/dev/null))"
 
 # Default name: rec-<pid>.rec in the current directory, pid = the program's.
 rm -f "$MARK" "$TMP"/rec-*.rec

@@ -91,6 +91,16 @@ void rec_writer_options_init(rec_writer_options *opt);
 int rec_writer_open(rec_writer **out, const char *path,
                     const rec_writer_options *opt);
 
+/* The same on a file the caller opened read-write (created exclusively,
+ * or an existing recording with opt->append): the writer owns fd from
+ * then on, also on failure (it is closed). opt->overwrite is refused. */
+int rec_writer_open_fd(rec_writer **out, int fd,
+                       const rec_writer_options *opt);
+
+/* The descriptor the writer writes to (moved to a high number), for a
+ * caller that must keep it open when its program closes ranges of fds. */
+int rec_writer_fd(const rec_writer *w);
+
 /* Write every event committed so far by every stream, with the pool entries
  * they reference, and publish them in the chunk header: a concurrent reader
  * sees them after this returns. Rotates the chunk if it is too big or old.

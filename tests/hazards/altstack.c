@@ -1,6 +1,7 @@
 /* altstack: burn CPU inside a SIGUSR1 handler that runs on an alternate
  * signal stack: the sampler cannot bound a walk there, so those samples
- * are failed (no stack) but keep their CPU time. Exit 0 when done. */
+ * have the interrupted function only (from the registers) and keep their
+ * CPU time. Exit 0 when done. */
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>

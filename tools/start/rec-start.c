@@ -24,6 +24,7 @@
 #include <glob.h>
 #include <limits.h>
 #include <link.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -268,6 +269,20 @@ static const char *asan_runtime(void)
 }
 
 static volatile sig_atomic_t child_pid;
+static int chld_pipe[2] = { -1, -1 };
+
+enum { CHILD_CREATE = 1, CHILD_EXEC = 2 };
+
+/* SIGCHLD wakes the loop that reads the sampler's status pipe. */
+static void on_chld(int sig)
+{
+    int e = errno;
+    (void)sig;
+    if (write(chld_pipe[1], "", 1) < 0) {
+        /* full: a wake-up is pending anyway */
+    }
+    errno = e;
+}
 
 static void forward(int sig)
 {
@@ -320,7 +335,7 @@ static bool event_string(const rec_event *ev, const char *field, char *buf,
 }
 
 /* samples/lost of a finished (or abandoned) recording, for the summary. */
-static void summarize(const char *path, bool signaled)
+static void summarize(const char *path, bool signaled, const char *why)
 {
     rec_reader *r;
     const rec_event *ev;
@@ -377,13 +392,13 @@ static void summarize(const char *path, bool signaled)
         snprintf(tmp, sizeof tmp, ", engine %s", engine);
     else
         tmp[0] = '\0';
-    fprintf(stderr, "%s: %s: %llu samples, %llu lost, %.1f KiB%s%s\n", prog,
-            path, (unsigned long long)samples, (unsigned long long)lost,
+    fprintf(stderr, "%s: %s: %llu samples, %llu lost, %.1f KiB%s%s%s%s\n",
+            prog, path, (unsigned long long)samples, (unsigned long long)lost,
             (double)st.st_size / 1024.0, tmp,
             rc < 0 ? " (damaged: read up to the damage)"
             : rec_reader_warning(r) ? (signaled ? " (unfinished: read up to the "
                                        "last flush)" : " (unfinished)")
-            : "");
+            : "", why[0] ? "; stopped early: " : "", why);
     /* Where the CPU time without stacks went, when it matters. */
     if (losses && *cli_losses_line(losses, line, sizeof line))
         fprintf(stderr, "%s: %s\n", prog, line);
@@ -428,6 +443,77 @@ static bool of_this_run(const char *path, const char *run_id)
     }
     rec_reader_close(r);
     return ours;
+}
+
+/* One line from the sampler: "error TEXT" (its stderr was closed: said
+ * here at once), "stopped TEXT" (why the recording is short, for the
+ * summary), "samples=N lost=M" (not needed: the file is read). */
+static void status_line(char *line, char *why, size_t wsize)
+{
+    if (!strncmp(line, "error ", 6))
+        fprintf(stderr, "%s: %s\n", prog, line + 6);
+    else if (!strncmp(line, "stopped ", 8) && !why[0])
+        snprintf(why, wsize, "%s", line + 8);
+}
+
+/* Read what is there (all of it once the program is gone: nonblock). */
+static int read_status(int fd, char *buf, size_t *len, size_t size,
+                       char *why, size_t wsize)
+{
+    ssize_t n;
+    char *nl;
+
+    while ((n = read(fd, buf + *len, size - 1 - *len)) > 0 || (n < 0 && errno == EINTR)) {
+        if (n < 0)
+            continue;
+        *len += (size_t)n;
+        buf[*len] = '\0';
+        while ((nl = strchr(buf, '\n'))) {
+            *nl = '\0';
+            status_line(buf, why, wsize);
+            *len -= (size_t)(nl + 1 - buf);
+            memmove(buf, nl + 1, *len + 1);
+        }
+        if (*len == size - 1)
+            *len = 0;      /* a line too long to be ours */
+    }
+    return n == 0 ? -1 : 0;   /* -1: end of file */
+}
+
+/* Wait for the program, passing on its sampler's status lines as they
+ * come (a descendant may hold the pipe open: the program's exit ends the
+ * wait, SIGCHLD wakes the poll). */
+static int wait_program(pid_t pid, int sfd, int *status, char *why, size_t wsize)
+{
+    char buf[1024];
+    size_t len = 0;
+    pid_t w;
+
+    for (;;) {
+        struct pollfd p[2] = { { sfd, POLLIN, 0 }, { chld_pipe[0], POLLIN, 0 } };
+        char c[64];
+
+        w = waitpid(pid, status, WNOHANG);
+        if (w == pid)
+            break;
+        if (w < 0 && errno != EINTR)
+            return -1;
+        if (poll(p, 2, -1) < 0 && errno != EINTR)
+            return -1;
+        if (sfd >= 0 && (p[0].revents & (POLLIN | POLLHUP | POLLERR)) &&
+            read_status(sfd, buf, &len, sizeof buf, why, wsize) < 0) {
+            close(sfd);
+            sfd = -1;
+        }
+        while (read(chld_pipe[0], c, sizeof c) > 0)
+            ;
+    }
+    if (sfd >= 0) {
+        fcntl(sfd, F_SETFL, O_NONBLOCK);
+        read_status(sfd, buf, &len, sizeof buf, why, wsize);
+        close(sfd);
+    }
+    return 0;
 }
 
 /* With --follow-children: say where the descendants' recordings went. */
@@ -491,6 +577,18 @@ static int child_env(const struct opts *o, const char *output, const char *lib)
     }
     snprintf(buf, sizeof buf, "%ld", (long)getpid());
     rc |= setenv("LD_PRELOAD", preload, 1);
+    /* What was added: descendants that are not recorded get the user's
+     * LD_PRELOAD back. */
+    {
+        char *added;
+        if (asprintf(&added, "%s%s%s", asan ? asan : "", asan ? " " : "",
+                     lib) < 0)
+            rc = -1;
+        else {
+            rc |= setenv(REC_ENV_PRELOAD, added, 1);
+            free(added);
+        }
+    }
     rc |= setenv(REC_ENV_OUTPUT, output, 1);
     rc |= setenv(REC_ENV_ROOT_PID, buf, 1);
     rc |= setenv(REC_ENV_FOLLOW_CHILDREN, o->follow ? "1" : "0", 1);
@@ -538,17 +636,32 @@ static bool read_full(int fd, void *buf, size_t n)
     return true;
 }
 
-/* The child: wait for the parent's checks (nothing runs if they fail), then
- * exec. The output path comes through the pipe: the default name holds our
- * pid, known to the parent only after fork. */
+/* "FD:DEV:INO" in the environment: the sampler uses fd only if it still
+ * names what rec-start opened. */
+static int setenv_fd(const char *name, int fd)
+{
+    struct stat st;
+    char buf[96];
+
+    if (fstat(fd, &st) != 0)
+        return -1;
+    snprintf(buf, sizeof buf, "%d:%llu:%llu", fd, (unsigned long long)st.st_dev,
+             (unsigned long long)st.st_ino);
+    return setenv(name, buf, 1);
+}
+
+/* The child: wait for the parent's checks (nothing runs if they fail),
+ * create the recording (the default name holds our pid), then exec. The
+ * output path comes through the pipe; a failure goes back through err as
+ * {stage, errno}. */
 static void run_child(const struct opts *o, const char *lib, const char *path,
-                      char **args, int go, int err,
+                      char **args, int go, int err, int status_fd,
                       const struct sigaction *old_int,
                       const struct sigaction *old_quit)
 {
     char output[PATH_MAX + 1];
     uint32_t len;
-    int e = EINVAL;
+    int fail[2] = { CHILD_EXEC, EINVAL }, fd, e;
 
     if (!read_full(go, &len, sizeof len) || len == 0 || len > PATH_MAX ||
         !read_full(go, output, len))
@@ -556,7 +669,13 @@ static void run_child(const struct opts *o, const char *lib, const char *path,
     output[len] = '\0';
     sigaction(SIGINT, old_int, NULL);
     sigaction(SIGQUIT, old_quit, NULL);
-    if (child_env(o, output, lib) == 0) {
+    if (start_create_output(output, &fd) != 0) {
+        fail[0] = CHILD_CREATE;
+        fail[1] = errno;
+    } else if (child_env(o, output, lib) == 0 &&
+               setenv_fd(REC_ENV_OUTPUT_FD, fd) == 0 &&
+               (status_fd < 0 || (fcntl(status_fd, F_SETFD, 0) == 0 &&
+                                  setenv_fd(REC_ENV_STATUS_FD, status_fd) == 0))) {
         execv(path, args);
         e = errno;
         if (e == ENOEXEC) {
@@ -575,8 +694,10 @@ static void run_child(const struct opts *o, const char *lib, const char *path,
                 e = errno;
             }
         }
+        fail[1] = e;
+        unlink(output);
     }
-    if (write(err, &e, sizeof e) < 0)
+    if (write(err, fail, sizeof fail) < 0)
         _exit(127);
     _exit(127);
 }
@@ -584,10 +705,10 @@ static void run_child(const struct opts *o, const char *lib, const char *path,
 int main(int argc, char **argv)
 {
     struct opts o = { 0 };
-    struct sigaction ign, old_int, old_quit, fwd;
-    char msg[PATH_MAX + 256], *path = NULL, *output = NULL;
+    struct sigaction ign, old_int, old_quit, fwd, chld;
+    char msg[PATH_MAX + 256], why[512] = "", *path = NULL, *output = NULL;
     const char *lib;
-    int go[2], err[2], status, rc, e;
+    int go[2], err[2], st[2], fail[2], status, rc, e;
     static const int fwd_sigs[] = { SIGTERM, SIGHUP, SIGUSR1, SIGUSR2 };
     pid_t pid;
     ssize_t n;
@@ -620,7 +741,11 @@ int main(int argc, char **argv)
         free(path);
         return exit_for(rc);
     }
-    if (pipe2(go, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0) {
+    /* st: the sampler's status lines (a write error said at once even
+     * when the program closed its stderr; why the recording is short). */
+    if (pipe2(go, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0 ||
+        pipe2(st, O_CLOEXEC) < 0 ||
+        pipe2(chld_pipe, O_CLOEXEC | O_NONBLOCK) < 0) {
         fprintf(stderr, "%s: pipe: %s\n", prog, strerror(errno));
         free(path);
         return 1;
@@ -631,6 +756,10 @@ int main(int argc, char **argv)
     ign.sa_handler = SIG_IGN;
     sigaction(SIGINT, &ign, &old_int);
     sigaction(SIGQUIT, &ign, &old_quit);
+    memset(&chld, 0, sizeof chld);
+    chld.sa_handler = on_chld;
+    chld.sa_flags = SA_RESTART | SA_NOCLDSTOP;
+    sigaction(SIGCHLD, &chld, NULL);
     fflush(NULL);
 
     pid = fork();
@@ -641,11 +770,14 @@ int main(int argc, char **argv)
     if (pid == 0) {
         close(go[1]);
         close(err[0]);
-        run_child(&o, lib, path, argv + optind, go[0], err[1], &old_int, &old_quit);
+        close(st[0]);
+        run_child(&o, lib, path, argv + optind, go[0], err[1], st[1], &old_int,
+                  &old_quit);
     }
     child_pid = pid;
     close(go[0]);
     close(err[1]);
+    close(st[1]);
     /* Signals meant to stop the whole run (timeout, a closing terminal)
      * go to the program; we end when it does. */
     memset(&fwd, 0, sizeof fwd);
@@ -689,30 +821,34 @@ int main(int argc, char **argv)
         return 1;
     }
 
-    /* exec failed in the child after all (raced with a change of the file). */
+    /* The recording could not be created (a name planted since the
+     * check), or exec failed after all (raced with a change of the file). */
     do
-        n = read(err[0], &e, sizeof e);
+        n = read(err[0], fail, sizeof fail);
     while (n < 0 && errno == EINTR);
     close(err[0]);
-    if (n == sizeof e) {
-        fprintf(stderr, "%s: %s: %s\n", prog, path, strerror(e));
+    if (n == sizeof fail) {
+        e = fail[1];
+        if (fail[0] == CHILD_CREATE)
+            fprintf(stderr, "%s: %s: cannot create: %s\n", prog, output,
+                    strerror(e));
+        else
+            fprintf(stderr, "%s: %s: %s\n", prog, path, strerror(e));
         waitpid(pid, NULL, 0);
         free(output);
         free(path);
-        return e == ENOENT ? 127 : 126;
+        return fail[0] == CHILD_CREATE ? 1 : e == ENOENT ? 127 : 126;
     }
 
-    while (waitpid(pid, &status, 0) < 0) {
-        if (errno != EINTR) {
-            fprintf(stderr, "%s: waitpid: %s\n", prog, strerror(errno));
-            free(output);
-            free(path);
-            return 1;
-        }
+    if (wait_program(pid, st[0], &status, why, sizeof why) < 0) {
+        fprintf(stderr, "%s: waitpid: %s\n", prog, strerror(errno));
+        free(output);
+        free(path);
+        return 1;
     }
     child_pid = 0;
     if (!o.quiet) {
-        summarize(output, WIFSIGNALED(status));
+        summarize(output, WIFSIGNALED(status), why);
         if (o.follow)
             summarize_children(output, o.run_id);
     }

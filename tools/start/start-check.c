@@ -110,6 +110,34 @@ static void self_kind(unsigned char *cls, uint16_t *machine)
     close(fd);
 }
 
+/* A program with a loader but no library at all (a Go program built
+ * without cgo): the sampler would load, but the program's threads never
+ * run the C library (the Go runtime creates them and sets their thread
+ * pointer itself) and its runtime replaces every signal handler with raw
+ * system calls: nothing could be sampled. */
+static int check_needed(int fd, const Elf64_Phdr *dyn, const char *shown,
+                        char *msg, size_t msize)
+{
+    uint64_t n = dyn->p_filesz / sizeof(Elf64_Dyn);
+
+    if (n > 65536)
+        n = 65536;
+    for (uint64_t i = 0; i < n; i++) {
+        Elf64_Dyn d;
+        if (!read_at(fd, &d, sizeof d, (off_t)(dyn->p_offset + i * sizeof d)) ||
+            d.d_tag == DT_NULL)
+            break;
+        if (d.d_tag == DT_NEEDED)
+            return 0;
+    }
+    set_msg(msg, msize,
+            "%s: uses no shared library, not even the C library (a Go "
+            "program built with CGO_ENABLED=0?): its threads are not the "
+            "C library's and it replaces the sampler's signal handler, so "
+            "nothing could be sampled; rebuild it with CGO_ENABLED=1", shown);
+    return START_UNSUPPORTED;
+}
+
 static int check_elf(int fd, const char *shown, char *msg, size_t msize)
 {
     Elf64_Ehdr eh;
@@ -132,6 +160,8 @@ static int check_elf(int fd, const char *shown, char *msg, size_t msize)
         set_msg(msg, msize, "%s: malformed ELF program headers", shown);
         return START_NOEXEC;
     }
+    bool interp = false;
+    Elf64_Phdr dyn = { 0 };
     for (unsigned i = 0; i < eh.e_phnum; i++) {
         Elf64_Phdr ph;
         if (!read_at(fd, &ph, sizeof ph, (off_t)(eh.e_phoff + i * sizeof ph))) {
@@ -139,8 +169,12 @@ static int check_elf(int fd, const char *shown, char *msg, size_t msize)
             return START_NOEXEC;
         }
         if (ph.p_type == PT_INTERP)
-            return 0;
+            interp = true;
+        else if (ph.p_type == PT_DYNAMIC)
+            dyn = ph;
     }
+    if (interp)
+        return check_needed(fd, &dyn, shown, msg, msize);
     set_msg(msg, msize,
             "%s: statically linked (no dynamic loader): LD_PRELOAD cannot "
             "load the sampler into it", shown);
@@ -246,39 +280,58 @@ char *start_absolute(const char *path)
     return r;
 }
 
-/* Create the output (and remove it again) so that every reason it cannot be
- * written - missing directory, permissions, read-only file system - is
- * reported before the program runs; the sampler then creates it exclusively.
- * An existing file is an error unless force, which removes it. */
+/* What can be said before the program runs: an existing name is an
+ * error unless force, and force replaces only a regular file (never a
+ * device node, a FIFO, a directory or what a symbolic link points to).
+ * The file itself is created exclusively later (start_create_output), in
+ * the child, so that no name planted in between is ever followed. */
 int start_check_output(const char *path, bool force, char *msg, size_t msize)
 {
     struct stat st;
-    int fd;
 
-    if (lstat(path, &st) == 0) {
-        /* Checked first: --force would not help, so do not suggest it. */
-        if (S_ISDIR(st.st_mode)) {
-            set_msg(msg, msize, "%s: is a directory (name a file to write "
-                    "the recording to)", path);
-            return START_ERROR;
-        }
-        if (!force) {
-            set_msg(msg, msize, "%s: file exists (use --force to replace it)",
-                    path);
-            return START_ERROR;
-        }
-        if (unlink(path) < 0) {
-            set_msg(msg, msize, "%s: cannot replace: %s", path, strerror(errno));
-            return START_ERROR;
-        }
-    }
-    fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-    if (fd < 0) {
-        set_msg(msg, msize, "%s: cannot create: %s", path, strerror(errno));
+    if (lstat(path, &st) != 0)
+        return 0;
+    if (S_ISDIR(st.st_mode)) {
+        set_msg(msg, msize, "%s: is a directory", path);
         return START_ERROR;
     }
-    close(fd);
-    unlink(path);
+    if (!force) {
+        set_msg(msg, msize, "%s: file exists (use --force to replace it)",
+                path);
+        return START_ERROR;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        set_msg(msg, msize, "%s: not a regular file (%s): --force replaces "
+                "only a regular file", path,
+                S_ISLNK(st.st_mode) ? "a symbolic link" :
+                S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device" :
+                S_ISFIFO(st.st_mode) ? "a FIFO" :
+                S_ISSOCK(st.st_mode) ? "a socket" : "not a file");
+        return START_ERROR;
+    }
+    if (unlink(path) < 0) {
+        set_msg(msg, msize, "%s: cannot replace: %s", path, strerror(errno));
+        return START_ERROR;
+    }
+    return 0;
+}
+
+/* The recording file, created exclusively (a symbolic link or anything
+ * else planted at the name is refused, not followed), mode 0600 whatever
+ * the umask: it holds command lines, paths and addresses. Not close-on-
+ * exec: the sampler in the program writes through it. */
+int start_create_output(const char *path, int *fd)
+{
+    *fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW, 0600);
+    if (*fd < 0)
+        return -1;
+    if (fchmod(*fd, 0600) != 0) {
+        int e = errno;
+        close(*fd);
+        unlink(path);
+        errno = e;
+        return -1;
+    }
     return 0;
 }
 

@@ -22,8 +22,12 @@ int start_find_program(const char *name, char **path, char *msg, size_t msize);
  * architecture that the loader runs without secure-execution mode. */
 int start_check_program(const char *path, char *msg, size_t msize);
 
-/* Check that path can be created; with force an existing file is removed. */
+/* Check that nothing is in path's way; with force an existing regular
+ * file is removed (anything else refused). */
 int start_check_output(const char *path, bool force, char *msg, size_t msize);
+
+/* Create path exclusively, mode 0600, not close-on-exec; -1 and errno. */
+int start_create_output(const char *path, int *fd);
 
 /* Absolute form of path (malloc'ed), NULL on failure. */
 char *start_absolute(const char *path);

@@ -1,0 +1,92 @@
+/*
+ * libsampler/status.c - telling the user what happened to the recording:
+ * rec-start's status pipe (REC_STATUS_FD, used only while it still names
+ * what rec-start opened) and a failed write (a full disk, a file size
+ * limit, an I/O error), said at once and ending the recording cleanly
+ * with what fit. The program is not affected: the SIGXFSZ a write beyond
+ * RLIMIT_FSIZE raises in the writing thread is taken back when that
+ * thread is one of the program's.
+ */
+#include <config.h>
+#include "internal.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+_Atomic int recs__write_errno;      /* first failed write, 0 if none */
+
+/* One line to rec-start, if the status fd is still its pipe. */
+void recs__status_send(const char *fmt, ...)
+{
+    char line[600];
+    struct stat st;
+    va_list ap;
+    int n;
+
+    if (recs__g.status_fd < 0 || fstat(recs__g.status_fd, &st) != 0 ||
+        st.st_dev != recs__g.status_dev || st.st_ino != recs__g.status_ino)
+        return;
+    va_start(ap, fmt);
+    n = vsnprintf(line, sizeof line - 1, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return;
+    if (n > (int)sizeof line - 2)
+        n = (int)sizeof line - 2;
+    line[n++] = '\n';
+    while (write(recs__g.status_fd, line, (size_t)n) < 0 && errno == EINTR)
+        ;
+}
+
+/* The first failed write of the session (drain_lock held): said now on
+ * stderr with the system's words, and through rec-start when the program
+ * has closed its stderr; the caller stops the session. */
+void recs__write_failed(int err)
+{
+    char msg[512];
+    int expect = 0, n;
+
+    if (!err)
+        err = EIO;
+    if (!atomic_compare_exchange_strong(&recs__write_errno, &expect, err))
+        return;
+    n = snprintf(msg, sizeof msg, "rec: writing %s: %s; the recording stops "
+                 "here with what fit (the program goes on)\n",
+                 recs__g.cfg.output ? recs__g.cfg.output : "the recording",
+                 strerror(err));
+    if (n > (int)sizeof msg - 1)
+        n = (int)sizeof msg - 1;
+    if (write(STDERR_FILENO, msg, (size_t)n) != n) {
+        msg[n - 1] = '\0';
+        recs__status_send("error %s", msg);
+    }
+    recs__status_send("stopped writing %s: %s",
+                      recs__g.cfg.output ? recs__g.cfg.output : "the recording",
+                      strerror(err));
+}
+
+/* Around writes from one of the program's threads (signals blocked):
+ * a SIGXFSZ that our write raised is not the program's. */
+bool recs__xfsz_pending(void)
+{
+    sigset_t set;
+
+    return sigpending(&set) == 0 && sigismember(&set, SIGXFSZ);
+}
+
+void recs__xfsz_take(bool was_pending)
+{
+    sigset_t set;
+    struct timespec zero = { 0, 0 };
+
+    if (was_pending || !recs__xfsz_pending())
+        return;
+    sigemptyset(&set);
+    sigaddset(&set, SIGXFSZ);
+    while (sigtimedwait(&set, NULL, &zero) < 0 && errno == EINTR)
+        ;
+}

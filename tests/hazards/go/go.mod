@@ -1,0 +1,3 @@
+module rechazard
+
+go 1.19

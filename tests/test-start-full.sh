@@ -1,0 +1,67 @@
+#!/bin/sh
+# A recording that cannot be written to the end (a file size limit: EFBIG;
+# a full file system: ENOSPC): said at once with the system's words, also
+# through rec-start when the program has closed its stderr; the recording
+# keeps what fit; rec-start's summary says why it is short; the program is
+# not affected (no SIGXFSZ, same status).
+. "${top_srcdir:-$(dirname "$0")/..}/tests/tools-tap.sh"
+[ -x "$REC_START" ] || skip_all "rec-start not built"
+BURN=$top_builddir/tests/hazards/burn
+[ -x "$BURN" ] || skip_all "tests/hazards/burn not built"
+cd "$TMP" || exit 99
+
+# limited NAME SHELL-COMMAND: run under an 8 KiB file size limit (ulimit
+# -f counts 512-byte blocks in sh, 1024-byte ones in bash: set in bytes).
+limited() {
+    rm -f "$TMP/$1.rec"
+    sh -c "prlimit --fsize=8192 -- true 2>/dev/null && exec prlimit --fsize=8192 -- $2" \
+        >"$TMP/out" 2>"$TMP/err"
+    st=$?
+}
+command -v prlimit >/dev/null 2>&1 || skip_all "prlimit not installed"
+
+limited efbig "'$REC_START' -o '$TMP/efbig.rec' -t 1ms --flush-interval 10ms '$BURN' 1 400"
+expect_status 0 "file size limit: the program's status"
+grep -q "^rec: writing $TMP/efbig.rec: File too large" "$TMP/err"
+ok $? "file size limit: said on stderr with the system's words"
+grep -q "^rec-start: $TMP/efbig.rec: [1-9][0-9]* samples.*stopped early: writing $TMP/efbig.rec: File too large" "$TMP/err"
+ok $? "file size limit: the summary says why the recording is short"
+[ $? -eq 0 ] || diag_file "$TMP/err"
+"$REC_DUMP" --ndjson --events CPUTimeSample "$TMP/efbig.rec" >"$TMP/dump" 2>"$TMP/dump.err"
+[ -s "$TMP/dump" ] && ! grep -qi "error" "$TMP/dump.err"
+ok $? "file size limit: the recording is readable with what fit ($(wc -l <"$TMP/dump") samples)"
+
+# The program closed its stderr: rec-start says it.
+limited closed "'$REC_START' -o '$TMP/closed.rec' -t 1ms --flush-interval 10ms sh -c 'exec 2>&-; exec \"\$0\" 1 400' '$BURN'"
+expect_status 0 "stderr closed: the program's status"
+grep -q "^rec-start: rec: writing $TMP/closed.rec: File too large" "$TMP/err"
+ok $? "stderr closed: rec-start passes the message on"
+[ $? -eq 0 ] || diag_file "$TMP/err"
+
+# A full file system (root only: a private mount namespace and a tmpfs
+# of two pages).
+if [ "$(id -u)" -eq 0 ] && command -v unshare >/dev/null 2>&1 &&
+    mkdir -p "$TMP/mnt" && unshare -m true 2>/dev/null; then
+    unshare -m sh -c "mount -t tmpfs -o size=8k tmpfs '$TMP/mnt' || exit 77
+        '$REC_START' -o '$TMP/mnt/x.rec' -t 1ms --flush-interval 10ms '$BURN' 1 400
+        st=\$?
+        '$REC_DUMP' --ndjson --events CPUTimeSample '$TMP/mnt/x.rec' >'$TMP/dump' 2>/dev/null
+        exit \$st" >"$TMP/out" 2>"$TMP/err"
+    st=$?
+    if [ $st -eq 77 ]; then
+        skip "full file system: cannot mount a tmpfs here"
+        skip "full file system: cannot mount a tmpfs here"
+    else
+        expect_status 0 "full file system: the program's status"
+        grep -q "^rec: writing $TMP/mnt/x.rec: No space left on device" "$TMP/err" &&
+            grep -q "stopped early: writing $TMP/mnt/x.rec: No space left on device" "$TMP/err" &&
+            [ -s "$TMP/dump" ]
+        ok $? "full file system: said at once, summary says why, what fit is readable"
+        [ $? -eq 0 ] || diag_file "$TMP/err"
+    fi
+else
+    skip "full file system: needs root and unshare"
+    skip "full file system: needs root and unshare"
+fi
+
+done_testing
