@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench/rec.sh - librecord and the rec readers on synthetic recordings.
 #
-#   bench/rec.sh [EVENTS]          (EVENTS per run, default 1000000)
+#   bench/rec.sh [--tsv FILE] [EVENTS]   (EVENTS per run, default 1000000)
 #
 # Measures, median of BENCH_RUNS (>= 5) runs each:
 #   writer       rec-synth --bench: events/s through the public writer API
@@ -12,8 +12,10 @@
 #   memory       max RSS of both readers on a ~1 GB recording, made on the fly
 #                and deleted afterwards (BENCH_BIG_BYTES; 0 skips it)
 # Needs a build: REC_BUILD (default _build/) with bench/rec-synth and tools.
+# shellcheck source=bench/lib.sh
 . "$(dirname "$0")/lib.sh"
 
+if [ "${1:-}" = --tsv ]; then BENCH_TSV=$2; shift 2; fi
 events=${1:-1000000}
 synth=$(rec_prog rec-synth)
 summary=$(rec_prog rec-summary)
@@ -64,6 +66,12 @@ table_row "rec-dump --ndjson > /dev/null|$(per_m "$BENCH_TMP/dump.m")|s per M ev
 table_row "rec-dump --ndjson, CPU|$(cpu_per_m "$BENCH_TMP/dump.m")|s per M events"
 table_row "rec-summary max RSS, $events ev|$(calc "$(col_median "$BENCH_TMP/sum.m" 4) / 1024" 1)|MiB"
 table_row "rec-dump max RSS, $events ev|$(calc "$(col_median "$BENCH_TMP/dump.m" 4) / 1024" 1)|MiB"
+awk '{ print $4 / 1e6 }' "$BENCH_TMP/w.runs" | bench_fig "writer, M events per CPU second" rec-synth "M/s"
+awk '{ print $2 }' "$BENCH_TMP/w.runs" | bench_fig "file bytes per event, synthetic samples" rec-synth B
+awk -v n="$nev" '{ print ($2 + $3) * 1e6 / n }' "$BENCH_TMP/sum.m" |
+    bench_fig "summary tool, CPU s per million events" rec-summary s "$nev events"
+awk -v n="$nev" '{ print ($2 + $3) * 1e6 / n }' "$BENCH_TMP/dump.m" |
+    bench_fig "JSON dump, CPU s per million events" "rec-dump --ndjson" s "$nev events"
 rm -f "$BENCH_TMP/s.rec"
 
 # ---- memory on a big recording ---------------------------------------
@@ -83,4 +91,5 @@ table_head "reader on $((size / 1000000)) MB|max RSS MiB|wall s|CPU s|CPU s per 
 for m in bsum:rec-summary bdump:"rec-dump --ndjson"; do
     f=$BENCH_TMP/${m%%:*}.m
     table_row "${m#*:}|$(calc "$(col_median "$f" 4) / 1024" 1)|$(calc "$(col_median "$f" 1)" 2)|$(calc "$(cpu_median "$f")" 2)|$(calc "$(cpu_median "$f") * 1000000 / $nbig" 3)"
+    awk '{ print $4 / 1024 }' "$f" | bench_fig "reader max RSS on a $((size / 1000000)) MB recording" "${m#*:}" MiB
 done
