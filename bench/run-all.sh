@@ -6,7 +6,7 @@
 #
 # --quick   fewer and shorter runs (still the median of >= 5 runs per
 #           figure): smaller workloads, a 100 MB instead of a 1 GB recording
-#           for the readers' memory, 0.2 M instead of 1 M events for the jfr
+#           for the readers' memory, 0.1 M instead of 1 M events for the jfr
 #           tool. About 10-15 minutes on an idle 2-core machine; the full
 #           mode takes about 40.
 # --only    a comma-separated subset of accuracy,cost,memory,stacks,
@@ -53,14 +53,15 @@ want() { case ",$only," in *",$1,"*) return 0 ;; *) return 1 ;; esac; }
 
 # Parameters of each script, by mode.
 if [ $quick = 1 ]; then
-    acc=(--scale 0.5)
-    cost=(--work 300)
-    mem=(--threads "1 50 100 200")
-    stk=(--seconds 0.5)
-    peers=(2 500)
-    recev=200000 big=100000000 jfrev=200000
+    acc=(--scale 0.25)
+    cost=(--work 200)
+    mem=(--threads "1 25 50 100")
+    stk=(--seconds 0.3)
+    peers=(2 300)
+    selfcost=("0.1 0.25")
+    recev=200000 big=100000000 jfrev=100000
 else
-    acc=() cost=() mem=() stk=() peers=()
+    acc=() cost=() mem=() stk=() peers=() selfcost=("0.25 1")
     recev=1000000 big=1000000000 jfrev=1000000
 fi
 # rec and perf at the same periods, so that each period is one figure
@@ -89,7 +90,7 @@ run accuracy "$b/sampler-accuracy.sh" --runs "$BENCH_RUNS" "${acc[@]}"
 run cost "$b/sampler-cost.sh" --runs "$BENCH_RUNS" "${cost[@]}"
 run memory "$b/sampler-memory.sh" --runs "$BENCH_RUNS" "${mem[@]}"
 run stacks "$b/sampler-stacks.sh" --runs "$BENCH_RUNS" "${stk[@]}"
-run selfcost "$b/sampler-selfcost.sh" "$REC_BUILD" "$BENCH_RUNS"
+run selfcost "$b/sampler-selfcost.sh" "$REC_BUILD" "$BENCH_RUNS" "${selfcost[@]}"
 run peers env BENCH_JFR_EVENTS=$jfrev "$b/peers.sh" "${peers[@]}"
 run rec env BENCH_BIG_BYTES=$big "$b/rec.sh" "$recev"
 finished=$(date -u +%FT%TZ)

@@ -1,7 +1,8 @@
 #!/bin/bash
 # bench/sampler-selfcost.sh - what the sampler costs, by component.
 #
-#   sampler-selfcost.sh [BUILD [RUNS]]     (BUILD: a build tree, default .)
+#   sampler-selfcost.sh [BUILD [RUNS [SCALES]]]
+#                       (BUILD: a build tree, default .; SCALES: "0.25 1")
 #
 # 1. Sampler thread: runs tests/workloads/budget under rec-start at several
 #    throttles and scales (durations), reads the CPU time of the
@@ -30,6 +31,8 @@
 set -u
 B=$(cd "${1:-.}" && pwd)
 RUNS=${2:-5}
+SCALES=${3:-0.25 1}
+nconf=$((4 * $(echo "$SCALES" | wc -w)))
 W=$B/tests/workloads/budget
 START=$B/tools/rec-start
 DUMP=$B/tools/rec-dump
@@ -83,7 +86,7 @@ printf '%-6s %-5s %10s %8s %10s %9s\n' throttle scale sampler_us samples wall_ms
 : > "$tmp/all"
 : > "$tmp/med"
 for thr in 10s 10ms 1ms 200us; do
-    for sc in 0.25 1; do
+    for sc in $SCALES; do
         : > "$tmp/cfg"
         for _ in $(seq "$RUNS"); do
             r=$(one_run $thr $sc)
@@ -112,9 +115,9 @@ awk '{ x[1]=1; x[2]=$6/1e9; x[3]=($4>0); x[4]=$4; y=$3;
        printf "d (first symbolization)      = %7.0f us\n", A[3,5]/1000
        printf "c (per sample)               = %7.2f us\n", A[4,5]/1000 }' "$tmp/med" | tee "$tmp/fit"
 sed -n 's/^c (per sample) *= *\([0-9.-]*\) us/\1/p' "$tmp/fit" |
-    fig "sampler thread CPU per sample (fit)" rec µs "n=$((RUNS * 8)) fit of the medians of $RUNS runs x 8 configurations"
+    fig "sampler thread CPU per sample (fit)" rec µs "n=$((RUNS * nconf)) fit of the medians of $RUNS runs x $nconf configurations (scales $SCALES)"
 sed -n 's/^b (drain wake-ups, per sec) *= *\([0-9.-]*\) us.s/\1/p' "$tmp/fit" |
-    fig "sampler thread wake-ups, CPU µs per second (fit)" rec µs/s "n=$((RUNS * 8)) fit of the medians of $RUNS runs x 8 configurations"
+    fig "sampler thread wake-ups, CPU µs per second (fit)" rec µs/s "n=$((RUNS * nconf)) fit of the medians of $RUNS runs x $nconf configurations (scales $SCALES)"
 echo
 echo "# 2. handler: microbenchmark (per signal, on the sampled thread)"
 S=$(sed -n 's/^abs_top_srcdir = //p' "$B/Makefile")
@@ -324,13 +327,14 @@ else
 fi
 
 echo
-echo "# 3. overhead at 10ms on budget -s 1 (median of the runs)"
+big=${SCALES##* }
+echo "# 3. overhead at 10ms on budget -s $big (median of the runs)"
 h=$(sed -n 's/.*with rec.s handler \([0-9.-]*\) us.*/\1/p' "$tmp/h")
-awk -v h="${h:-0}" '$1 == "10ms" && $2 == 1 {
+awk -v h="${h:-0}" -v big="$big" '$1 == "10ms" && $2 == big {
         printf "%.4f %.3f %d %.3f\n", 100 * ($3 + $4 * h * 1000) / $5, $3 / 1e6, $4, $5 / 1e9 }' \
     "$tmp/all" | sort -n | tee "$tmp/ovh" | awk -v h="${h:-0}" '{ l[NR] = $0 } END { if (!NR) exit;
         split(l[int((NR + 1) / 2)], m, " ");
         printf "sampler thread %.1f ms + %d signals x %.2f us (delivery + handler), workload %.2f s CPU: overhead %.3f%%\n",
                m[2], m[3], h, m[4], m[1] }'
 awk '{ print $1 }' "$tmp/ovh" | fig "overhead at 10 ms, all in (sampler thread + signals x delivery and handler)" rec % \
-    "budget -s 1; per run: (sampler thread CPU + samples x rec handler) / workload CPU"
+    "budget -s $big; per run: (sampler thread CPU + samples x rec handler) / workload CPU"
