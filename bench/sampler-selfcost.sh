@@ -310,11 +310,15 @@ int main(int argc, char **argv)
 }
 EOF
 # The microbenchmark needs recs__timer_cookie, which the shared library
-# does not export (only the API is): it links the static archives.
-if ${CC:-cc} -O2 -g -pthread -I"$S/libsampler" -I"$B/librecord" -I"$S/librecord" \
+# does not export (only the API is): it links the static archives, with
+# the libraries libtool recorded for them.
+sla=$(ls "$B"/libsampler/lib*sampler.la 2>/dev/null | head -1)
+libs=$(sed -n "s/^dependency_libs='\(.*\)'/\1/p" "$sla" "$B/librecord/librecord.la" |
+       tr ' ' '\n' | sed -n 's|^\(.*\)/\([^/]*\)\.la$|\1/.libs/\2.a|p; /^-l/p' | awk '!seen[$0]++')
+# shellcheck disable=SC2086 # $libs: one word per library
+if [ -n "$sla" ] && ${CC:-cc} -O2 -g -pthread -I"$S/libsampler" -I"$B/librecord" -I"$S/librecord" \
         -o "$tmp/selfcost-handler" "$tmp/selfcost-handler.c" \
-        "$B/libsampler/.libs/librecsampler.a" "$B/librecord/.libs/librecord.a" \
-        -lcbor -llz4 -ldw -lelf -lrt -ldl; then
+        "$(dirname "$sla")/.libs/$(basename "$sla" .la).a" "$B/librecord/.libs/librecord.a" $libs; then
     "$tmp/selfcost-handler" "$tmp/h.rec" 20000 15 2>"$tmp/h.err" | tee "$tmp/h"
     sed -n 's/.*empty handler \([0-9.-]*\) us.*rec handler \([0-9.-]*\) us.*/\1 \2/p' "$tmp/h.err" |
         awk '{ print $2 - $1 }' | fig "rec's signal handler itself, per signal (microbenchmark)" rec µs \
