@@ -280,6 +280,8 @@ HEADLINES = [
     ("writer, M events per CPU second", "writer, M events per CPU second"),
     ("summary tool, CPU s per M events", "summary tool, CPU s per million events"),
     ("JSON dump, CPU s per M events", "JSON dump, CPU s per million events"),
+    ("`rec-cpu` per-thread table, CPU s per M events", "per-thread CPU table, CPU s per million events"),
+    ("reader max RSS on a big recording", "reader max RSS on a "),
 ]
 
 
@@ -292,18 +294,34 @@ def cell(f, unit=True):
 
 def headline(allfigs):
     rows = ["| what | rec: median (min … max) | peers, same run: median (× rec) |", "|---|---|---|"]
+    for per in (1, 10):
+        within = {}
+        for f in allfigs:
+            m = re.match(r"per-thread error, (\S+), (\d+) ms$", f.figure)
+            w = f.ex("within")
+            if m and int(m.group(2)) == per and w and m.group(1) != "budget":
+                k, n = (int(x) for x in w.split("/"))
+                a = within.setdefault(f.tool, [0, 0])
+                a[0] += k
+                a[1] += n
+        if "rec" in within:
+            rows.append("| thread-runs within max(period + 4 ms, 1%%), %d ms | %d/%d | %s |"
+                        % (per, within["rec"][0], within["rec"][1],
+                           "; ".join("%s %d/%d" % (t, k, n) for t, (k, n) in within.items() if t != "rec") or "—"))
     for what, name in HEADLINES:
-        fs = [f for f in allfigs if f.figure == name]
-        ref = next((f for f in fs if is_rec(f.tool)), None)
-        if ref is None:
+        fs = [f for f in allfigs if f.figure == name or (name.endswith(" ") and f.figure.startswith(name))]
+        recs = [f for f in fs if is_rec(f.tool)]
+        if not recs:
             continue
+        ref = recs[0]
         peers = []
         for f in fs:
-            if f is ref:
+            if is_rec(f.tool):
                 continue
             r = ratio(f, ref)
             peers.append("%s %s%s" % (f.tool, cell(f), " (×%s)" % num(r) if r is not None else ""))
-        rows.append("| %s | %s | %s |" % (what, cell(ref), "; ".join(peers) or "—"))
+        mine = cell(ref) if len(recs) == 1 else "; ".join("%s %s" % (f.tool, cell(f)) for f in recs)
+        rows.append("| %s | %s | %s |" % (what, mine, "; ".join(peers) or "—"))
     return rows
 
 
