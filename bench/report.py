@@ -396,7 +396,7 @@ def main():
             mine = [f for f in figs if f.figure == n]
             ref = next((f for f in fs if is_rec(f.tool)), None)
             for f in mine:
-                r = ratio(f, ref)
+                r = None if is_rec(f.tool) else ratio(f, ref)
                 rng = "—" if f.lo == f.hi else "%s … %s" % (num(f.lo), num(f.hi))
                 o.append("| %s | %s | %s %s | %s | %d | %s | %s |"
                          % (n, f.tool, num(f.med), f.unit, rng, f.runs,
