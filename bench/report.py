@@ -365,7 +365,8 @@ def main():
           "reported." % mach.get("cores", "?"), "",
           "How to read: *median* over *runs* runs, *range* the smallest and largest run. "
           "*× rec* is |peer median| / |rec median| for the same figure measured in the same run "
-          "(for errors and costs, below 1 means the peer does better). Fits (cost per sample, RSS per thread) "
+          "(for errors and costs, below 1 means the peer does better; when rec's error is near 0 the ratio is "
+          "large by construction: read the medians). Fits (cost per sample, RSS per thread) "
           "are one value over all runs; their range is ± one standard error where given.", "",
           "## Headline figures", ""]
     o += headline(allfigs)
@@ -401,7 +402,7 @@ def main():
                 o.append("| %s | %s | %s %s | %s | %d | %s | %s |"
                          % (n, f.tool, num(f.med), f.unit, rng, f.runs,
                             "×%s" % num(r) if r is not None else ("1" if f is ref else "—"),
-                            f.extra.replace("|", "/")))
+                            re.sub(r"(\w)=", r"\1 ", f.extra).replace("|", "/")))
         o.append("")
     with open(os.path.join(a.out, "RESULTS.md"), "w", encoding="utf-8") as fh:
         fh.write("\n".join(o))
