@@ -245,7 +245,7 @@ int main(int argc, char **argv)
         CHECK(rec_intern_Thread(w, &tt, &th[i].id));
         th[i].util = 0.3 + 0.7 * rnd_unit(&r);
         th[i].shift = (unsigned)rnd_below(&r, nstacks);
-        th[i].next = t + (uint64_t)(period / th[i].util * rnd_unit(&r));
+        th[i].next = t + (uint64_t)((double)period / th[i].util * rnd_unit(&r));
         if (mode != PER_THREAD)
             th[i].stream = main_stream;
         else
@@ -318,7 +318,7 @@ int main(int argc, char **argv)
         last = s->next;
         s->cpu += period * ov;
         /* Wall time until the thread has used `period` more CPU, +-5%. */
-        double gap = period / s->util * (0.95 + 0.1 * rnd_unit(&r));
+        double gap = (double)period / s->util * (0.95 + 0.1 * rnd_unit(&r));
         s->next += (uint64_t)gap * ov;
         if (k % lost_every == lost_every - 1) {
             uint64_t nl = 1 + rnd_below(&r, 5);
@@ -354,7 +354,7 @@ int main(int argc, char **argv)
         }
         double secs = (double)(t1 - t0) / 1e9, cpu = (double)(c1 - c0) / 1e9;
         printf("events %" PRIu64 " wall %.3f s cpu %.3f s rate %.0f events/s (cpu %.0f) "
-               "bytes %lld bytes/event %.2f\n", n, secs, cpu, n / secs, n / cpu,
+               "bytes %lld bytes/event %.2f\n", n, secs, cpu, (double)n / secs, (double)n / cpu,
                (long long)sb.st_size, (double)sb.st_size / (double)n);
     }
     for (unsigned i = 0; i < nstacks; i++)

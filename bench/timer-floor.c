@@ -43,7 +43,12 @@ static void on_prof(int sig, siginfo_t *si, void *uc)
     accounted += period_ns * (1 + (uint64_t)(si->si_overrun > 0 ? si->si_overrun : 0));
 }
 
-__attribute__((noipa)) static uint64_t spin(uint64_t x, unsigned n)
+#ifdef __clang__
+__attribute__((noinline))
+#else
+__attribute__((noipa))
+#endif
+static uint64_t spin(uint64_t x, unsigned n)
 {
     for (unsigned i = 0; i < n; i++)
         x = x * 6364136223846793005ull + 1442695040888963407ull;
@@ -125,7 +130,7 @@ int main(int argc, char **argv)
     sigaction(SIGPROF, &sa, NULL);
     setvbuf(stdout, NULL, _IOLBF, 0);
     for (int i = 0; i < NBUSY; i++)
-        w[i].budget_ns = (uint64_t)(w[i].budget_ns * scale);
+        w[i].budget_ns = (uint64_t)((double)w[i].budget_ns * scale);
     for (int i = 0; i <= NBUSY; i++)
         pthread_create(&w[i].th, NULL, run, &w[i]);
     for (int i = 0; i <= NBUSY; i++)

@@ -8,7 +8,7 @@
  * checksum, so a damaged file yields exactly the events of its intact
  * blocks before the error.
  */
-#include "config.h"
+#include <config.h>
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -226,7 +226,7 @@ int rec__read_block(rec_reader *r)
     if (crc != le32(bh + REC_BH_CRC))
         return rec__rfail(r, REC_ECORRUPT, off, "block checksum mismatch");
     r->pos = off + REC_BLOCK_HEADER_SIZE + stored;
-    if (skip)
+    if (skip || (kind == REC_BLOCK_EVENTS && off < r->skip_before))
         return 0;
     if (lz4) {
         if (reserve(&r->raw, &r->raw_cap, raw ? raw : 1) < 0)

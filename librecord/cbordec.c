@@ -6,7 +6,7 @@
  * write ordinary sequential code. Sizes are checked here, before anyone can
  * act on them.
  */
-#include "config.h"
+#include <config.h>
 
 #include "cbordec.h"
 #include "rec/record.h"

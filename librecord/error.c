@@ -18,6 +18,10 @@ const char *rec_strerror(int code)
     case REC_EEXIST:     return "output file exists";
     case REC_ENOTFOUND:  return "not found";
     case REC_EFULL:      return "event too large for the stream buffer";
+    case REC_EAGAIN:     return "no event yet";
+    case REC_EWRITER:    return "writer died before closing the recording";
+    case REC_ESTALLED:   return "recording stalled";
+    case REC_EREPLACED:  return "file truncated or replaced";
     default:             return "unknown error";
     }
 }

@@ -35,7 +35,7 @@
 #define REC_CH_DURATION    48   /* u64    ticks from start to the last flush */
 #define REC_CH_TICKS_PER_S 56   /* u64    tick frequency */
 #define REC_CH_INDEX       64   /* u32    chunk sequence number in the recording, from 0 */
-#define REC_CH_RESERVED1   68   /* u32    0 */
+#define REC_CH_WRITER_PID  68   /* u32    writer's process id (1.1; 0 in 1.0: unknown) */
 #define REC_CH_CRC         72   /* u32    CRC-32C of bytes 0..71 */
 #define REC_CH_RESERVED2   76   /* u32    0 */
 

@@ -198,6 +198,7 @@ struct rec_writer {
     uint64_t chunk_off;
     uint64_t chunk_start_wall, chunk_start_ticks, chunk_start_ns;
     uint32_t chunk_index;
+    uint32_t pid;               /* chunk header's writer pid */
     uint32_t hdr_gen;          /* seqlock counter of the chunk header */
     bool chunk_open;
     void *lz4;                 /* LZ4 state */

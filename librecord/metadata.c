@@ -6,7 +6,7 @@
  * Every name the reader uses comes from here, never from the generated
  * header: a reader must understand recordings of other schema versions.
  */
-#include "config.h"
+#include <config.h>
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -6,7 +6,7 @@
  * stays bounded: one block at a time (raw <= REC_MAX_BLOCK_RAW) plus the
  * pools and schema of the current chunk.
  */
-#include "config.h"
+#include <config.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -112,7 +112,7 @@ static void backoff(int attempt)
 
 typedef struct hdr {
     uint16_t major, minor;
-    uint32_t header_size, index;
+    uint32_t header_size, index, pid;
     uint8_t state, flags;
     uint64_t size, start_wall, start_ticks, duration, tps;
 } hdr;
@@ -181,6 +181,8 @@ static int read_header(rec_reader *r, uint64_t off, hdr *h)
     h->duration = le64(b + REC_CH_DURATION);
     h->tps = le64(b + REC_CH_TICKS_PER_S);
     h->index = le32(b + REC_CH_INDEX);
+    /* 1.0 wrote 0 here (reserved): "unknown" either way. */
+    h->pid = h->minor >= 1 ? le32(b + REC_CH_WRITER_PID) : 0;
     if (h->header_size < REC_CHUNK_HEADER_SIZE || h->header_size > MAX_HEADER_SIZE)
         return rec__rfail(r, REC_ECORRUPT, off, "bad chunk header size %" PRIu32, h->header_size);
     if (h->state != REC_STATE_OPEN && h->state != REC_STATE_FINISHED)
@@ -231,6 +233,7 @@ static void set_chunk(rec_reader *r, const hdr *h)
     r->start_ticks = h->start_ticks;
     r->duration = h->duration;
     r->tps = h->tps;
+    r->writer_pid = h->pid;
     set_info(r);
     r->ev.start_wall_ns = h->start_wall;
     r->ev.start_ticks = h->start_ticks;
@@ -321,6 +324,37 @@ int rec__advance(rec_reader *r, bool stop_at_metadata)
             break;
         }
     }
+}
+
+int rec__reader_peek(rec_reader *r, uint64_t off, uint64_t *size,
+                     uint8_t *state, uint8_t *flags)
+{
+    hdr h;
+    int rc = read_header(r, off, &h);
+    if (rc <= 0)
+        return rc;
+    *size = h.size;
+    *state = h.state;
+    *flags = h.flags;
+    return 1;
+}
+
+int rec__reader_seek(rec_reader *r, uint64_t chunk_off, uint32_t chunk_no,
+                     uint64_t skip_before, uint64_t *start_wall)
+{
+    hdr h;
+    r->in_events = false;
+    r->chunk_off = chunk_off;
+    r->chunk_no = chunk_no;
+    r->skip_before = skip_before;
+    r->prev_last = false;   /* set again when the reader leaves the chunk */
+    r->warn[0] = 0;
+    r->st = ST_CHUNK;
+    int rc = read_header(r, chunk_off, &h);
+    if (rc <= 0)
+        return rc;
+    *start_wall = h.start_wall;
+    return 1;
 }
 
 /* ---- open, close, poll ---- */

@@ -189,9 +189,12 @@ struct rec_reader {
     uint16_t major, minor;
     uint8_t state, cflags;
     uint64_t start_wall, start_ticks, duration, tps;
+    uint32_t writer_pid;    /* 0: unknown (format 1.0) */
     rec_chunk_info info;    /* rec_reader_chunk(): kept up to date here, as
                              * tools ask for it per event */
     bool prev_last;         /* the previous chunk closed a recording */
+    uint64_t skip_before;   /* EVENTS blocks starting before this offset are
+                             * checked but not decoded (rec__reader_seek) */
     bool have_meta;
 
     /* current block */
@@ -246,6 +249,17 @@ int rec__read_block(rec_reader *r);
 /* reader.c: move over chunk ends and non-event blocks until events are
  * ready: 1 when r->dec has events, 0 at the end, or an error. */
 int rec__advance(rec_reader *r, bool stop_at_metadata);
+/* reader.c: continue at the chunk at chunk_off (the chunk_no'th of the
+ * file), skipping the events of blocks that start before skip_before (pool
+ * blocks are still loaded). *start_wall gets the chunk's start_wall, to
+ * check that a saved position belongs to this file. Returns 1, 0 if the
+ * file ends at chunk_off, or an error (with the reader stopped). */
+int rec__reader_seek(rec_reader *r, uint64_t chunk_off, uint32_t chunk_no,
+                     uint64_t skip_before, uint64_t *start_wall);
+/* reader.c: the chunk at off, read under the seqlock without moving the
+ * reader: 1 with its size, state and flags, 0 if the file ends at off. */
+int rec__reader_peek(rec_reader *r, uint64_t off, uint64_t *size,
+                     uint8_t *state, uint8_t *flags);
 /* reader.c: warn about references to undefined pool entries, once. */
 void rec__check_dangling(rec_reader *r);
 

@@ -3,7 +3,7 @@
  * decoded entry, one open-addressing table per pool type. Entries live in an
  * arena that is dropped with the chunk.
  */
-#include "config.h"
+#include <config.h>
 
 #include <stdlib.h>
 #include <string.h>

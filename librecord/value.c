@@ -2,7 +2,7 @@
  * librecord/value.c - field values of events and pool entries: resolving
  * pool references and the public accessors. (Decoding them is fields.h's.)
  */
-#include "config.h"
+#include <config.h>
 
 #include <stdlib.h>
 #include <string.h>

@@ -28,7 +28,11 @@ struct batch {
     struct rec__buf *head, *tail;
 };
 
-static void put_le16(unsigned char *p, uint16_t v) { p[0] = v; p[1] = v >> 8; }
+static void put_le16(unsigned char *p, uint16_t v)
+{
+    p[0] = (unsigned char)v;
+    p[1] = (unsigned char)(v >> 8);
+}
 static void put_le32(unsigned char *p, uint32_t v)
 {
     for (int i = 0; i < 4; i++)
@@ -213,6 +217,8 @@ static void build_header(rec_writer *w, unsigned char *h, uint32_t gen,
     put_le64(h + REC_CH_DURATION, now > w->chunk_start_ticks ? now - w->chunk_start_ticks : 0);
     put_le64(h + REC_CH_TICKS_PER_S, w->ticks_per_s);
     put_le32(h + REC_CH_INDEX, w->chunk_index);
+    /* Followers tell a writer that died from one that is slow by this. */
+    put_le32(h + REC_CH_WRITER_PID, w->pid);
     put_le32(h + REC_CH_CRC, rec__crc32c(0, h, REC_CH_CRC));
 }
 
@@ -247,6 +253,8 @@ static int chunk_start(rec_writer *w)
     w->chunk_start_ticks = w->chunk_start_ns / w->opt.tick_ns;
     w->chunk_off = w->file_off;
     w->hdr_gen = 0;
+    /* Taken per chunk: the process that starts a chunk is its writer. */
+    w->pid = (uint32_t)getpid();
     w->file_off += REC_CHUNK_HEADER_SIZE;
     unsigned char h[REC_CHUNK_HEADER_SIZE];
     build_header(w, h, w->hdr_gen, REC_STATE_OPEN, 0);

@@ -5,9 +5,7 @@
  * stacks.c), CPUTimeSampleLost per reason, ThreadEnd. Runs with drain_lock
  * held, in the sampler thread, in recs_drain() or at the end of a session.
  */
-#ifdef HAVE_CONFIG_H
-#include "config.h"
-#endif
+#include <config.h>
 #include "internal.h"
 #include "symbols.h"
 
@@ -18,11 +16,11 @@
 /* What the drain took from one thread under reg_lock. The thread's pool
  * entry is resolved after the lock is released (reading its name from
  * /proc and interning are too slow for a lock that pthread_create and
- * thread exit wait on): the drain owns the recs_thread until it frees it,
+ * thread exit wait on): the drain owns the recs__thread until it frees it,
  * so t and parent stay valid; what exit changes is copied. */
 typedef struct titem {
     rec_id ref, parent_ref;
-    recs_thread *t, *parent;
+    recs__thread *t, *parent;
     pid_t parent_tid;
     bool ended, refresh, parent_ended;
     char name[16], parent_name[16];
@@ -31,6 +29,7 @@ typedef struct titem {
     size_t slot_size;
     uint64_t lost_n[RECS_LOST_NREASONS], lost_ns[RECS_LOST_NREASONS];
     bool start, end, snapshot;
+    int engine;                /* 0: no source */
     uint64_t start_ns, start_cpu, end_ns, end_cpu;
 } titem;
 
@@ -39,17 +38,17 @@ static size_t nitems, citems;
 
 static int batch_reserve(size_t more)
 {
-    size_t need = recs_g.batch_size + more;
+    size_t need = recs__g.batch_size + more;
     static size_t cap;
 
     if (need > cap) {
         size_t nc = cap ? cap * 2 : 65536;
         while (nc < need)
             nc *= 2;
-        unsigned char *nb = realloc(recs_g.batch, nc);
+        unsigned char *nb = realloc(recs__g.batch, nc);
         if (!nb)
             return REC_ENOMEM;
-        recs_g.batch = nb;
+        recs__g.batch = nb;
         cap = nc;
     }
     return 0;
@@ -78,7 +77,7 @@ static void pause_cpu(void)
 static void find_parent(titem *it, pid_t tid)
 {
     it->parent_tid = tid;
-    for (recs_thread *p = recs_g.threads; p; p = p->next)
+    for (recs__thread *p = recs__g.threads; p; p = p->next)
         if (p->tid == tid) {
             it->parent = p;
             it->parent_ended = p->ended;
@@ -100,30 +99,78 @@ static void resolve_refs(titem *it)
     }
 }
 
+/* Threads that block the sampling signal for real (a raw rt_sigprocmask
+ * that sigmask.c could not see): found from /proc at most once a second
+ * and at the final drain, read outside reg_lock (a thread exiting
+ * meanwhile is simply not found). */
+static pid_t *btids;
+static size_t nbtids, cbtids;
+static uint64_t last_bscan_ns;
+
+static void scan_blocked(bool final)
+{
+    uint64_t now = recs__now_ns();
+    size_t n = 0, k = 0;
+    pid_t self = recs__gettid();
+
+    if (!final && now - last_bscan_ns < 1000000000ull)
+        return;
+    last_bscan_ns = now;
+    pthread_mutex_lock(&recs__g.reg_lock);
+    for (recs__thread *t = recs__g.threads; t; t = t->next)
+        n += t->in_session;
+    if (n > cbtids) {
+        pid_t *nb = realloc(btids, n * sizeof *nb);
+        if (nb) {
+            btids = nb;
+            cbtids = n;
+        }
+    }
+    /* Not the caller: it blocks signals around this very drain. */
+    for (recs__thread *t = recs__g.threads; t && k < cbtids; t = t->next)
+        if (t->in_session && t->tid != self)
+            btids[k++] = t->tid;
+    pthread_mutex_unlock(&recs__g.reg_lock);
+    nbtids = 0;
+    for (size_t i = 0; i < k; i++)
+        if (recs__tid_blocks_signal(btids[i]))
+            btids[nbtids++] = btids[i];
+}
+
+static bool tid_blocked(pid_t tid)
+{
+    for (size_t i = 0; i < nbtids; i++)
+        if (btids[i] == tid)
+            return true;
+    return false;
+}
+
 /* Take t's queue, lost counters and lifecycle news (reg_lock held). */
-static void collect(recs_thread *t, bool dead, bool final)
+static void collect(recs__thread *t, bool dead, bool final, bool scanned)
 {
     titem *it;
     bool locked;
 
     if (!t->in_session)
         return;
+    if (!dead && scanned)
+        t->sig_blocked = tid_blocked(t->tid);
     if (!(it = item_new()))
         return;
     it->slot_size = t->q.slot_size;
-    it->off = recs_g.batch_size;
+    it->off = recs__g.batch_size;
     /* A dead thread has no handler left. After a stop every handler has
      * normally finished, but the stop's wait for them is bounded: a queue
      * still held by one is skipped rather than read torn. */
-    locked = dead || recs_queue_try_dequeue_lock(&t->q, 100, pause_cpu);
+    locked = dead || recs__queue_try_dequeue_lock(&t->q, 100, pause_cpu);
     if (locked && t->q.slots && t->q.count &&
         batch_reserve((size_t)t->q.count * t->q.slot_size) == 0) {
-        it->nreq = recs_queue_take(&t->q, recs_g.batch + recs_g.batch_size,
+        it->nreq = recs__queue_take(&t->q, recs__g.batch + recs__g.batch_size,
                                    t->q.count, NULL);
-        recs_g.batch_size += (size_t)it->nreq * t->q.slot_size;
+        recs__g.batch_size += (size_t)it->nreq * t->q.slot_size;
     }
     if (locked && !dead)
-        recs_queue_unlock(&t->q);
+        recs__queue_unlock(&t->q);
     if (!dead && final) {
         /* The timer stopped at the pause (recs_stop): the thread's figure
          * and its arming end there; every handler has finished. */
@@ -142,11 +189,12 @@ static void collect(recs_thread *t, bool dead, bool final)
         it->start_ns = t->start_ns;
         it->start_cpu = t->start_cpu;
         find_parent(it, t->parent_tid);
+        it->engine = t->timer_failed ? 0 : t->engine;
         t->start_pending = false;
     }
     if (dead || final) {
         it->end = true;
-        it->snapshot = !dead;
+        it->snapshot = !dead && !recs__g.exiting;
         if (dead) {
             it->end_ns = t->end_ns;
             it->end_cpu = t->end_cpu;
@@ -157,7 +205,7 @@ static void collect(recs_thread *t, bool dead, bool final)
             /* Never sampled: its whole CPU time in the session is lost. */
             uint64_t ns = it->end_cpu > t->start_cpu ? it->end_cpu - t->start_cpu : 0;
             it->lost_ns[RECS_LOST_TIMER] += ns;
-            it->lost_n[RECS_LOST_TIMER] += ns / (recs_g.period_ns ? recs_g.period_ns : 1);
+            it->lost_n[RECS_LOST_TIMER] += ns / (recs__g.period_ns ? recs__g.period_ns : 1);
         }
         t->in_session = false;
     }
@@ -179,7 +227,7 @@ static void collect(recs_thread *t, bool dead, bool final)
 
 static void emit_item(const titem *it)
 {
-    rec_stream *st = recs_g.st;
+    rec_stream *st = recs__g.st;
 
     if (it->start) {
         struct rec_ThreadStart ev;
@@ -188,11 +236,14 @@ static void emit_item(const titem *it)
         ev.parentThread = it->parent_ref;
         ev.cpuTime = it->start_cpu;
         ev.startTime = it->start_ns;
+        if (it->engine)
+            rec_intern_cstr(recs__g.w, recs__engine_name(it->engine),
+                            &ev.engine);
         rec_emit_ThreadStart(st, &ev);
     }
     for (uint32_t i = 0; i < it->nreq; i++) {
-        const recs_request *r =
-            (const recs_request *)(recs_g.batch + it->off + i * it->slot_size);
+        const recs__request *r =
+            (const recs__request *)(recs__g.batch + it->off + i * it->slot_size);
         struct rec_CPUTimeSample ev;
         bool biased = false;
         memset(&ev, 0, sizeof ev);
@@ -203,14 +254,14 @@ static void emit_item(const titem *it)
         ev.biased = biased;
         ev.startTime = r->time_ns;
         if (rec_emit_CPUTimeSample(st, &ev) == 0)
-            recs_g.stats.samples++;
+            recs__g.stats.samples++;
     }
     for (int i = 0; i < RECS_LOST_NREASONS; i++) {
         struct rec_CPUTimeSampleLost ev;
         rec_id reason = 0;
         if (!it->lost_n[i] && !it->lost_ns[i])
             continue;
-        rec_intern_cstr(recs_g.w, recs_lost_names[i], &reason);
+        rec_intern_cstr(recs__g.w, recs__lost_names[i], &reason);
         memset(&ev, 0, sizeof ev);
         ev.eventThread = it->ref;
         ev.lostSamples = it->lost_n[i];
@@ -218,8 +269,8 @@ static void emit_item(const titem *it)
         ev.reason = reason;
         ev.startTime = recs__now_ns();
         rec_emit_CPUTimeSampleLost(st, &ev);
-        recs_g.stats.lost += it->lost_n[i];
-        recs_g.stats.lost_ns += it->lost_ns[i];
+        recs__g.stats.lost += it->lost_n[i];
+        recs__g.stats.lost_ns += it->lost_ns[i];
     }
     if (it->end) {
         struct rec_ThreadEnd ev;
@@ -241,35 +292,39 @@ void recs__chunk_modules(void)
 {
     uint32_t idx;
 
-    if (!recs_g.w || !recs_g.st || !recs_g.sym)
+    if (!recs__g.w || !recs__g.st || !recs__g.sym)
         return;
-    idx = rec_writer_chunk_index(recs_g.w);
-    if (idx == recs_g.modules_chunk)
+    idx = rec_writer_chunk_index(recs__g.w);
+    if (idx == recs__g.modules_chunk)
         return;
-    recs_g.modules_chunk = idx;
-    recs_symbols_emit_modules(recs_g.sym, recs_g.st, true);
+    recs__g.modules_chunk = idx;
+    recs__symbols_emit_modules(recs__g.sym, recs__g.st, true);
 }
 
 /* One pass over every thread; drain_lock held. final: the session ends
  * (no handler runs any more): snapshot the live threads. */
 void recs__drain_locked(bool final)
 {
-    recs_thread *dead;
+    recs__thread *dead;
+    uint64_t scan_before = last_bscan_ns;
+    bool scanned;
 
-    if (!recs_g.st)
+    if (!recs__g.st)
         return;
+    scan_blocked(final);
+    scanned = last_bscan_ns != scan_before || final;
     recs__chunk_modules();
     nitems = 0;
-    recs_g.batch_size = 0;
-    pthread_mutex_lock(&recs_g.reg_lock);
-    for (recs_thread *t = recs_g.threads; t; t = t->next)
-        collect(t, false, final);
-    dead = recs_g.dead;
-    recs_g.dead = NULL;
-    recs_g.ndead = 0;
-    for (recs_thread *t = dead; t; t = t->next)
-        collect(t, true, final);
-    pthread_mutex_unlock(&recs_g.reg_lock);
+    recs__g.batch_size = 0;
+    pthread_mutex_lock(&recs__g.reg_lock);
+    for (recs__thread *t = recs__g.threads; t; t = t->next)
+        collect(t, false, final, scanned);
+    dead = recs__g.dead;
+    recs__g.dead = NULL;
+    recs__g.ndead = 0;
+    for (recs__thread *t = dead; t; t = t->next)
+        collect(t, true, final, scanned);
+    pthread_mutex_unlock(&recs__g.reg_lock);
 
     for (size_t i = 0; i < nitems; i++)
         resolve_refs(&items[i]);
@@ -277,11 +332,11 @@ void recs__drain_locked(bool final)
         emit_item(&items[i]);
     /* Modules the symbolizer found on its own rescans (dlopen). */
     if (nitems)
-        recs_symbols_emit_modules(recs_g.sym, recs_g.st, false);
+        recs__symbols_emit_modules(recs__g.sym, recs__g.st, false);
     /* A full stream buffer may have rotated the chunk meanwhile. */
     recs__chunk_modules();
     while (dead) {
-        recs_thread *next = dead->next;
+        recs__thread *next = dead->next;
         recs__thread_free(dead);
         dead = next;
     }

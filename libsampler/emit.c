@@ -3,9 +3,7 @@
  * samples: settings, process and CPU information, Thread pool entries.
  * Called with drain_lock held.
  */
-#ifdef HAVE_CONFIG_H
-#include "config.h"
-#endif
+#include <config.h>
 #include "internal.h"
 
 #include <fcntl.h>
@@ -21,7 +19,7 @@
 static rec_id str_id(const char *s)
 {
     rec_id id = 0;
-    if (s && rec_intern_cstr(recs_g.w, s, &id) < 0)
+    if (s && rec_intern_cstr(recs__g.w, s, &id) < 0)
         id = 0;
     return id;
 }
@@ -31,14 +29,17 @@ void recs__emit_settings(void)
     struct rec_RecordingSettings ev;
 
     memset(&ev, 0, sizeof ev);
-    ev.throttle = str_id(recs_g.cfg.throttle_text);
-    ev.samplingPeriod = recs_g.period_ns;
-    ev.signal = (uint64_t)recs_g.signo;
-    ev.unwinder = str_id("frame-pointer+cfi-leaf");
-    ev.stackDepth = recs_g.cfg.depth;
-    ev.queueCapacity = recs_g.capacity;
+    ev.throttle = str_id(recs__g.cfg.throttle_text);
+    ev.samplingPeriod = recs__g.period_ns;
+    ev.signal = (uint64_t)recs__g.signo;
+    ev.unwinder = str_id(recs__g.cfg.fp_walker ? "frame-pointer+cfi-leaf"
+                                               : "cfi");
+    ev.stackDepth = recs__g.cfg.depth;
+    ev.queueCapacity = recs__g.capacity;
+    ev.engine = str_id(recs__engine_name(recs__g.engine));
+    ev.engineNote = recs__g.engine_note[0] ? str_id(recs__g.engine_note) : 0;
     ev.startTime = recs__now_ns();
-    rec_emit_RecordingSettings(recs_g.st, &ev);
+    rec_emit_RecordingSettings(recs__g.st, &ev);
 }
 
 /* Read a small /proc file into buf (NUL-terminated); bytes read or -1. */
@@ -77,15 +78,19 @@ static void emit_process_info(uint64_t now)
     }
     n = read_small("/proc/self/cmdline", cmd, sizeof cmd);
     if (n > 0) {
-        for (ssize_t i = 0; i < n - 1; i++)
+        /* --no-command-line: arguments may hold secrets; argv[0] stays so
+         * that the recording still says what ran. */
+        for (ssize_t i = 0; i < n - 1 && !recs__g.cfg.no_command_line; i++)
             if (cmd[i] == '\0')
                 cmd[i] = ' ';
         ev.commandLine = str_id(cmd);
     }
+    if (recs__g.cfg.run_id[0])
+        ev.runId = str_id(recs__g.cfg.run_id);
     if (uname(&u) == 0)
         ev.hostName = str_id(u.nodename);
     ev.startTime = now;
-    rec_emit_ProcessInfo(recs_g.st, &ev);
+    rec_emit_ProcessInfo(recs__g.st, &ev);
 }
 
 static void emit_cpu_info(uint64_t now)
@@ -96,7 +101,7 @@ static void emit_cpu_info(uint64_t now)
     char *model = NULL;
 
     memset(&ev, 0, sizeof ev);
-    ev.onlineCpus = recs_g.ncpus;
+    ev.onlineCpus = recs__g.ncpus;
     if (sched_getaffinity(0, sizeof set, &set) == 0)
         ev.availableCpus = (uint64_t)CPU_COUNT(&set);
     /* CONFIG_HZ is not exported; the kernel's tick is left unknown. */
@@ -115,7 +120,7 @@ static void emit_cpu_info(uint64_t now)
     }
     ev.model = str_id(model);
     ev.startTime = now;
-    rec_emit_CPUInfo(recs_g.st, &ev);
+    rec_emit_CPUInfo(recs__g.st, &ev);
 }
 
 void recs__emit_process(void)
@@ -134,7 +139,7 @@ rec_id recs__thread_ref_tid(pid_t tid, const char *name)
     th.osThreadId = (uint64_t)tid;
     th.name = name && *name ? str_id(name) : 0;
     th.processId = (uint64_t)getpid();
-    if (rec_intern_Thread(recs_g.w, &th, &id) < 0)
+    if (rec_intern_Thread(recs__g.w, &th, &id) < 0)
         return 0;
     return id;
 }
@@ -143,11 +148,12 @@ rec_id recs__thread_ref_tid(pid_t tid, const char *name)
  * asked and a second has passed (names are set after creation, often by
  * the thread itself). ended and name: what the thread's exit left, as the
  * caller copied them under reg_lock. drain_lock held, reg_lock not. */
-rec_id recs__thread_ref(recs_thread *t, bool ended, const char *name,
+rec_id recs__thread_ref(recs__thread *t, bool ended, const char *name,
                         bool refresh)
 {
     char path[64], comm[32];
     uint64_t now;
+    ssize_t n;
 
     if (ended) {
         if (!t->ref || strncmp(t->ref_name, name, sizeof t->ref_name)) {
@@ -161,9 +167,12 @@ rec_id recs__thread_ref(recs_thread *t, bool ended, const char *name,
         return t->ref;
     t->ref_checked_ns = now;
     snprintf(path, sizeof path, "/proc/self/task/%d/comm", (int)t->tid);
-    if (read_small(path, comm, sizeof comm) <= 0)
+    n = read_small(path, comm, sizeof comm);
+    if (n <= 0)
         comm[0] = '\0';
-    comm[strcspn(comm, "\n")] = '\0';
+    else if (comm[n - 1] == '\n')
+        comm[n - 1] = '\0';  /* the kernel's; a name may hold others, kept
+                                 as PR_GET_NAME gives them at the end */
     if (t->ref && !strncmp(comm, t->ref_name, sizeof t->ref_name))
         return t->ref;
     snprintf(t->ref_name, sizeof t->ref_name, "%s", comm);

@@ -1,19 +1,17 @@
 /*
  * libsampler/fpwalk.c - bounds-checked frame-pointer walk (see fpwalk.h).
  */
-#ifdef HAVE_CONFIG_H
-#include "config.h"
-#endif
+#include <config.h>
 #include "fpwalk.h"
 
 /* Signal-safe. */
-RECS_NO_SANITIZE unsigned recs_fp_walk(uint64_t fp, uint64_t lo, uint64_t hi,
+RECS_NO_SANITIZE unsigned recs__fp_walk(uint64_t fp, uint64_t lo, uint64_t hi,
                       uint64_t *out, unsigned max, bool *truncated)
 {
     unsigned n = 0;
 
     *truncated = false;
-    while (fp && (fp & 7) == 0 && recs_in_stack(fp, 16, lo, hi)) {
+    while (fp && (fp & 7) == 0 && recs__in_stack(fp, 16, lo, hi)) {
         const uint64_t *frame = (const uint64_t *)(uintptr_t)fp;
         uint64_t next = frame[0], ret = frame[1];
 

@@ -29,7 +29,7 @@
 
 /* Signal-safe. Copy n words from the stack at addr (bounds checked by the
  * caller); a loop, not memcpy, which a sanitizer would intercept. */
-RECS_NO_SANITIZE static inline void recs_copy_stack(uint64_t *dst, uint64_t addr,
+RECS_NO_SANITIZE static inline void recs__copy_stack(uint64_t *dst, uint64_t addr,
                                                    unsigned n)
 {
     const volatile uint64_t *src = (const volatile uint64_t *)(uintptr_t)addr;
@@ -42,11 +42,11 @@ RECS_NO_SANITIZE static inline void recs_copy_stack(uint64_t *dst, uint64_t addr
  * stopped at max while the chain went on. Hidden: the handler calls it
  * directly, never through the PLT (lazy binding, interposition). */
 __attribute__((visibility("hidden")))
-unsigned recs_fp_walk(uint64_t fp, uint64_t lo, uint64_t hi,
+unsigned recs__fp_walk(uint64_t fp, uint64_t lo, uint64_t hi,
                       uint64_t *out, unsigned max, bool *truncated);
 
 /* Signal-safe. True if [addr, addr + len) lies inside [lo, hi). */
-static inline bool recs_in_stack(uint64_t addr, uint64_t len,
+static inline bool recs__in_stack(uint64_t addr, uint64_t len,
                                  uint64_t lo, uint64_t hi)
 {
     return addr >= lo && addr < hi && len <= hi - addr;

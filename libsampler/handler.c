@@ -1,6 +1,8 @@
 /*
- * libsampler/handler.c - the sampling signal handler, and how it coexists
- * with the program's own signal handling.
+ * libsampler/handler.c - the code that runs in signal context: the sampling
+ * signal handler, the forwarding of the program's own signals, and the
+ * handler that finishes the recording on SIGTERM, SIGINT and SIGHUP. The
+ * dispositions the program sets and sees are disposition.c's.
  *
  * Our handler for the sampling signal stays installed once set (a timer
  * signal still pending after a stop must not take the default action,
@@ -13,22 +15,20 @@
  * which it never asked for. The warning says to choose another signal with
  * rec-start --signal.
  *
- * SIGTERM, SIGINT and SIGHUP: if the program leaves them at the default
- * action, rec installs a handler that asks the sampler thread to finish the
+ * The signals that end a process by default (SIGTERM, SIGINT, SIGSEGV,
+ * SIGABRT...): if the program leaves them at the default action, rec
+ * installs a handler that asks the sampler thread to finish the
  * recording (bounded wait) and then re-raises the signal with the default
  * action, so the exit status is unchanged. A program that installs its own
  * handler for them later simply replaces ours.
  */
-#ifdef HAVE_CONFIG_H
-#include "config.h"
-#endif
+#include <config.h>
 #include "internal.h"
 #include "fpwalk.h"
+#include "unwind.h"
 
 #include <dlfcn.h>
 #include <errno.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <string.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -45,18 +45,32 @@ static sigaction_fn real_sigaction_fn;
 static struct sigaction prog_action;
 static _Atomic unsigned prog_seq;
 static atomic_flag prog_wlock = ATOMIC_FLAG_INIT;
-static _Atomic int prog_warned;
 static _Atomic int hijack_warned;
+static _Atomic int prog_warned;
 
-static const int fatal_signals[] = { SIGTERM, SIGINT, SIGHUP };
+/* The program has its own handler for the sampling signal: say it once,
+ * whether rec found it at start or the program installs it later. */
+bool recs__prog_warn_once(void)
+{
+    return !atomic_exchange(&prog_warned, 1);
+}
+
+/* Every signal whose default action ends the process, but SIGKILL and
+ * SIGSTOP (abort() raises SIGABRT; synchronous faults re-raised with the
+ * default action end the process as they would have). */
+static const int fatal_signals[] = {
+    SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGABRT, SIGSEGV, SIGBUS, SIGFPE,
+    SIGILL, SIGTRAP, SIGSYS, SIGPIPE, SIGALRM, SIGUSR1, SIGUSR2, SIGXCPU,
+    SIGXFSZ, SIGVTALRM, SIGPWR, SIGSTKFLT,
+};
 #define NFATAL (sizeof fatal_signals / sizeof fatal_signals[0])
 static _Atomic int fatal_ours[NFATAL];
 
 _Atomic int recs__fatal_sig;              /* set by the fatal handler */
 sem_t recs__fatal_done;
 
-static int real_sigaction(int sig, const struct sigaction *act,
-                          struct sigaction *old)
+int recs__real_sigaction(int sig, const struct sigaction *act,
+                         struct sigaction *old)
 {
     if (!real_sigaction_fn) {
         real_sigaction_fn = (sigaction_fn)dlsym(RTLD_NEXT, "sigaction");
@@ -75,24 +89,7 @@ static void resolve_sigaction(void)
     real_sigaction_fn = (sigaction_fn)dlsym(RTLD_NEXT, "sigaction");
 }
 
-void recs__warn(const char *fmt, ...)
-{
-    char buf[512];
-    va_list ap;
-    int n = snprintf(buf, sizeof buf, "rec: ");
-
-    va_start(ap, fmt);
-    n += vsnprintf(buf + n, sizeof buf - (size_t)n - 1, fmt, ap);
-    va_end(ap);
-    if (n > (int)sizeof buf - 2)
-        n = (int)sizeof buf - 2;
-    buf[n++] = '\n';
-    /* stderr only: the program's stdout must stay untouched. */
-    while (write(STDERR_FILENO, buf, (size_t)n) < 0 && errno == EINTR)
-        ;
-}
-
-static bool is_handler(const struct sigaction *sa)
+bool recs__is_handler(const struct sigaction *sa)
 {
     return (sa->sa_flags & SA_SIGINFO) ||
            (sa->sa_handler != SIG_DFL && sa->sa_handler != SIG_IGN);
@@ -115,8 +112,8 @@ static void prog_load(struct sigaction *out)
 /* Signal-safe. Replace the program's action (all signals blocked). If
  * expect is given, only while the action is still that handler (the
  * SA_RESETHAND reset must not undo a newer sigaction()). */
-static void prog_store(const struct sigaction *act, struct sigaction *old,
-                       sighandler_t expect)
+void recs__prog_store(const struct sigaction *act, struct sigaction *old,
+                      sighandler_t expect)
 {
     sigset_t all, saved;
 
@@ -152,7 +149,7 @@ static void reraise_default(int sig)
 
     memset(&dfl, 0, sizeof dfl);
     dfl.sa_handler = SIG_DFL;
-    real_sigaction(sig, &dfl, NULL);
+    recs__real_sigaction(sig, &dfl, NULL);
     sigemptyset(&set);
     sigaddset(&set, sig);
     pthread_sigmask(SIG_UNBLOCK, &set, NULL);
@@ -170,8 +167,11 @@ static void forward(int sig, siginfo_t *si, void *ucv)
     struct sigaction pa;
     sigset_t old, m;
 
+    /* The program's view of its mask blocks it (sigmask.c): later. */
+    if (recs__sigmask_defer(sig, si))
+        return;
     prog_load(&pa);
-    if (is_handler(&pa)) {
+    if (recs__is_handler(&pa)) {
         m = uc->uc_sigmask;
         sigorset(&m, &m, &pa.sa_mask);
         if (!(pa.sa_flags & SA_NODEFER))
@@ -180,7 +180,7 @@ static void forward(int sig, siginfo_t *si, void *ucv)
             struct sigaction dfl;
             memset(&dfl, 0, sizeof dfl);
             dfl.sa_handler = SIG_DFL;
-            prog_store(&dfl, NULL, pa.sa_handler);
+            recs__prog_store(&dfl, NULL, pa.sa_handler);
         }
         pthread_sigmask(SIG_SETMASK, &m, &old);
         if (pa.sa_flags & SA_SIGINFO)
@@ -197,7 +197,7 @@ static void forward(int sig, siginfo_t *si, void *ucv)
 }
 
 /* Signal-safe. */
-RECS_NO_SANITIZE static void fill_request(recs_thread *t, recs_request *r, const siginfo_t *si,
+RECS_NO_SANITIZE static void fill_request(recs__thread *t, recs__request *r, const siginfo_t *si,
                          const ucontext_t *uc, uint64_t period)
 {
     struct timespec ts;
@@ -226,17 +226,20 @@ RECS_NO_SANITIZE static void fill_request(recs_thread *t, recs_request *r, const
     (void)si;
     /* On another stack (sigaltstack, a coroutine's own stack) the bounds
      * recorded at registration do not apply: no walk. */
-    if (r->pc == 0 || !recs_in_stack(r->sp, 8, lo, hi)) {
+    if (r->pc == 0 || !recs__in_stack(r->sp, 8, lo, hi)) {
         r->flags |= RECS_REQ_FAILED;
         return;
     }
     uint64_t avail = (hi - r->sp) / 8;
     unsigned nw = avail < RECS_WINDOW_WORDS ? (unsigned)avail : RECS_WINDOW_WORDS;
-    recs_copy_stack(r->window, r->sp, nw);
+    recs__copy_stack(r->window, r->sp, nw);
     r->nwindow = (uint16_t)nw;
     /* Frames lie above sp: a tighter lower bound than the stack's. */
-    r->nframes = (uint16_t)recs_fp_walk(r->fp, r->sp, hi, r->frames,
-                                        t->q.depth, &truncated);
+    r->nframes = (uint16_t)recs__uw_stack(!recs__g.cfg.fp_walker, r->pc,
+                                          r->sp, r->fp, r->sp, hi, r->frames,
+                                          t->q.depth, &truncated);
+    if (!recs__g.cfg.fp_walker)
+        r->flags |= RECS_REQ_COMPLETE;
     if (truncated)
         r->flags |= RECS_REQ_TRUNCATED;
 }
@@ -245,24 +248,26 @@ RECS_NO_SANITIZE static void fill_request(recs_thread *t, recs_request *r, const
 static void on_signal(int sig, siginfo_t *si, void *ucv)
 {
     int saved_errno = errno;
-    recs_thread *t;
+    recs__thread *t;
     uint64_t period, n;
-    recs_request *r;
+    recs__request *r;
 
-    if (si->si_code != SI_TIMER || si->si_value.sival_ptr != &recs__timer_cookie) {
+    if (!recs__signal_ours(si)) {
         forward(sig, si, ucv);
         errno = saved_errno;
         return;
     }
-    atomic_fetch_add(&recs_g.inflight, 1);
-    t = recs_self;
+    atomic_fetch_add(&recs__g.inflight, 1);
+    t = recs__self;
     if (!t) {
-        atomic_fetch_add_explicit(&recs_g.lost_nostate, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&recs__g.lost_nostate, 1, memory_order_relaxed);
         goto out;
     }
-    if (!atomic_load(&recs_g.running))
+    if (!atomic_load(&recs__g.running))
         goto out;   /* not in K either: the stop counts it undelivered */
-    n = (uint64_t)(si->si_overrun > 0 ? si->si_overrun : 0) + 1;
+    recs__signal_rearm(t, si);
+    if (!(n = recs__signal_periods(t, si)))
+        goto out;   /* its periods are in an earlier sample */
     period = atomic_load_explicit(&t->period_ns, memory_order_relaxed) * n;
     /* Every expiry that becomes a sample or a lost count below is in K,
      * so that only the others are counted undelivered (thread.c). */
@@ -271,27 +276,27 @@ static void on_signal(int sig, siginfo_t *si, void *ucv)
         recs__thread_add_lost(t, RECS_LOST_UNSAFE, 1, period);
         goto out;
     }
-    if (!recs_queue_try_enqueue_lock(&t->q)) {
+    if (!recs__queue_try_enqueue_lock(&t->q)) {
         recs__thread_add_lost(t, RECS_LOST_BUSY, 1, period);
         goto out;
     }
-    r = recs_queue_reserve(&t->q);
+    r = recs__queue_reserve(&t->q);
     if (!r) {
-        recs_queue_unlock(&t->q);
+        recs__queue_unlock(&t->q);
         recs__thread_add_lost(t, RECS_LOST_FULL, 1, period);
         goto out;
     }
     fill_request(t, r, si, (const ucontext_t *)ucv, period);
-    recs_queue_commit(&t->q);
+    recs__queue_commit(&t->q);
     /* Half full: wake the sampler thread before its timeout (sem_post is
      * async-signal-safe; a futex wake only when it sleeps). Queues are
      * small at large depths (7 slots at 1024 frames). A one-slot queue
      * (REC_QUEUE_CAPACITY=1, tests) is left to the timeout. */
     if (t->q.capacity >= 2 && t->q.count == t->q.capacity / 2)
-        sem_post(&recs_g.wake);
-    recs_queue_unlock(&t->q);
+        sem_post(&recs__g.wake);
+    recs__queue_unlock(&t->q);
 out:
-    atomic_fetch_sub(&recs_g.inflight, 1);
+    atomic_fetch_sub(&recs__g.inflight, 1);
     errno = saved_errno;
 }
 
@@ -299,9 +304,9 @@ int recs__install_handler(int signo)
 {
     struct sigaction sa, old;
 
-    if (recs_g.signo == signo)
+    if (recs__g.signo == signo)
         return 0;
-    if (recs_g.signo != 0)
+    if (recs__g.signo != 0)
         return REC_EINVAL;   /* one signal per process lifetime */
     memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = on_signal;
@@ -310,11 +315,17 @@ int recs__install_handler(int signo)
      * siglongjmp or pthread_exit would abandon the queue lock. forward()
      * gives the program's handler the mask it expects. */
     sigfillset(&sa.sa_mask);
-    if (real_sigaction(signo, &sa, &old) != 0)
+    if (recs__real_sigaction(signo, &sa, &old) != 0)
         return REC_EIO;
-    prog_store(&old, NULL, NULL);
-    recs_g.signo = signo;
-    if (is_handler(&old) && !atomic_exchange(&prog_warned, 1))
+    if (recs__fatal_is_ours(signo)) {
+        recs__fatal_disown(signo);
+        memset(&old, 0, sizeof old);     /* ours, not the program's */
+        old.sa_handler = SIG_DFL;
+    }
+    recs__prog_store(&old, NULL, NULL);
+    recs__g.signo = signo;
+    recs__sigmask_adopt(0);
+    if (recs__is_handler(&old) && recs__prog_warn_once())
         recs__warn("the program has its own handler for signal %d (%s); rec "
                    "keeps sampling on it and passes the program only the "
                    "signals rec's timers did not send. Use rec-start --signal "
@@ -330,14 +341,27 @@ static int fatal_index(int sig)
     return -1;
 }
 
+bool recs__fatal_is_ours(int sig)
+{
+    int fi = fatal_index(sig);
+    return fi >= 0 && atomic_load(&fatal_ours[fi]);
+}
+
+void recs__fatal_disown(int sig)
+{
+    int fi = fatal_index(sig);
+    if (fi >= 0)
+        atomic_store(&fatal_ours[fi], 0);
+}
+
 static void on_fatal(int sig)
 {
     int saved_errno = errno;
 
-    if (atomic_load(&recs_g.running) && recs_g.sampler_started &&
-        recs_g.pid == getpid() && !atomic_exchange(&recs__fatal_sig, sig)) {
+    if (atomic_load(&recs__g.running) && recs__g.sampler_started &&
+        recs__g.pid == getpid() && !atomic_exchange(&recs__fatal_sig, sig)) {
         struct timespec until;
-        sem_post(&recs_g.wake);
+        sem_post(&recs__g.wake);
         clock_gettime(CLOCK_REALTIME, &until);
         until.tv_sec += 2;
         while (sem_timedwait(&recs__fatal_done, &until) != 0 && errno == EINTR)
@@ -358,167 +382,16 @@ void recs__install_fatal_handlers(void)
     for (size_t i = 0; i < NFATAL; i++) {
         struct sigaction sa, old;
         if (atomic_load(&fatal_ours[i]) ||
-            real_sigaction(fatal_signals[i], NULL, &old) != 0 ||
+            recs__real_sigaction(fatal_signals[i], NULL, &old) != 0 ||
             (old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_DFL)
             continue;
         memset(&sa, 0, sizeof sa);
         sa.sa_handler = on_fatal;
         sa.sa_flags = SA_RESTART;
         sigemptyset(&sa.sa_mask);
-        if (real_sigaction(fatal_signals[i], &sa, NULL) == 0)
+        if (recs__real_sigaction(fatal_signals[i], &sa, NULL) == 0)
             atomic_store(&fatal_ours[i], 1);
     }
-}
-
-/* Interposed: the program's view of the signals rec uses. */
-int sigaction(int sig, const struct sigaction *act, struct sigaction *oldact)
-{
-    int fi;
-
-    if (sig > 0 && sig == recs_g.signo) {
-        prog_store(act, oldact, NULL);
-        if (act) {
-            if (is_handler(act) && !atomic_exchange(&prog_warned, 1))
-                recs__warn("the program installs its own handler for signal "
-                           "%d (%s); rec keeps sampling on it and passes the "
-                           "program only the signals rec's timers did not "
-                           "send. Use rec-start --signal to pick a free "
-                           "signal.", sig, strsignal(sig));
-        }
-        return 0;
-    }
-    fi = fatal_index(sig);
-    if (fi >= 0 && atomic_load(&fatal_ours[fi])) {
-        int rc;
-        if (!act) {
-            rc = real_sigaction(sig, NULL, oldact);
-            if (rc == 0 && oldact) {
-                memset(oldact, 0, sizeof *oldact);
-                oldact->sa_handler = SIG_DFL;
-            }
-            return rc;
-        }
-        rc = real_sigaction(sig, act, oldact);
-        if (rc == 0) {
-            atomic_store(&fatal_ours[fi], 0);
-            if (oldact) {
-                memset(oldact, 0, sizeof *oldact);
-                oldact->sa_handler = SIG_DFL;
-            }
-        }
-        return rc;
-    }
-    return real_sigaction(sig, act, oldact);
-}
-
-/* Interposed: glibc's signal() calls sigaction internally, past the PLT. */
-sighandler_t signal(int sig, sighandler_t handler)
-{
-    struct sigaction sa, old;
-
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = handler;
-    sa.sa_flags = SA_RESTART;   /* BSD semantics, as glibc's signal() */
-    sigemptyset(&sa.sa_mask);
-    sigaddset(&sa.sa_mask, sig > 0 && sig < NSIG ? sig : 1);
-    if (sigaction(sig, &sa, &old) != 0)
-        return SIG_ERR;
-    return old.sa_handler;
-}
-
-/* The other ways to set a disposition. glibc implements them with its
- * internal sigaction, past the PLT, so each is routed through ours here
- * with glibc's own semantics. (-std=c11 turns signal() into __sysv_signal.) */
-int __sigaction(int sig, const struct sigaction *act, struct sigaction *oldact);
-int __sigaction(int sig, const struct sigaction *act, struct sigaction *oldact)
-{
-    return sigaction(sig, act, oldact);
-}
-
-sighandler_t bsd_signal(int sig, sighandler_t handler);
-sighandler_t bsd_signal(int sig, sighandler_t handler)
-{
-    return signal(sig, handler);
-}
-
-sighandler_t ssignal(int sig, sighandler_t handler)
-{
-    return signal(sig, handler);
-}
-
-/* System V: one-shot, not masked during the handler, no restart. */
-sighandler_t __sysv_signal(int sig, sighandler_t handler)
-{
-    struct sigaction sa, old;
-
-    if (handler == SIG_ERR || sig < 1 || sig >= NSIG) {
-        errno = EINVAL;
-        return SIG_ERR;
-    }
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = handler;
-    sa.sa_flags = SA_RESETHAND | SA_NODEFER;
-    sigemptyset(&sa.sa_mask);
-    if (sigaction(sig, &sa, &old) != 0)
-        return SIG_ERR;
-    return old.sa_handler;
-}
-
-sighandler_t sysv_signal(int sig, sighandler_t handler)
-{
-    return __sysv_signal(sig, handler);
-}
-
-sighandler_t sigset(int sig, sighandler_t disp)
-{
-    struct sigaction sa, old;
-    sigset_t set, oset;
-
-    if (disp == SIG_ERR || sig < 1 || sig >= NSIG) {
-        errno = EINVAL;
-        return SIG_ERR;
-    }
-    sigemptyset(&set);
-    sigaddset(&set, sig);
-    if (disp == SIG_HOLD) {
-        if (sigprocmask(SIG_BLOCK, &set, &oset) < 0)
-            return SIG_ERR;
-        if (sigismember(&oset, sig))
-            return SIG_HOLD;
-        if (sigaction(sig, NULL, &old) < 0)
-            return SIG_ERR;
-        return old.sa_handler;
-    }
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = disp;
-    sigemptyset(&sa.sa_mask);
-    if (sigaction(sig, &sa, &old) < 0 ||
-        sigprocmask(SIG_UNBLOCK, &set, &oset) < 0)
-        return SIG_ERR;
-    return sigismember(&oset, sig) ? SIG_HOLD : old.sa_handler;
-}
-
-int sigignore(int sig)
-{
-    struct sigaction sa;
-
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = SIG_IGN;
-    sigemptyset(&sa.sa_mask);
-    return sigaction(sig, &sa, NULL);
-}
-
-int siginterrupt(int sig, int interrupt)
-{
-    struct sigaction sa;
-
-    if (sigaction(sig, NULL, &sa) < 0)
-        return -1;
-    if (interrupt)
-        sa.sa_flags &= ~SA_RESTART;
-    else
-        sa.sa_flags |= SA_RESTART;
-    return sigaction(sig, &sa, NULL);
 }
 
 /* The safety net, from the sampler thread: is our handler still the one
@@ -531,13 +404,13 @@ bool recs__handler_replaced(void)
 {
     struct sigaction cur;
 
-    if (recs_g.signo <= 0 || real_sigaction(recs_g.signo, NULL, &cur) != 0)
+    if (recs__g.signo <= 0 || recs__real_sigaction(recs__g.signo, NULL, &cur) != 0)
         return false;
     if ((cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == on_signal)
         return false;
     if (!atomic_exchange(&hijack_warned, 1))
         recs__warn("rec's handler for signal %d (%s) was replaced behind "
                    "its back; sampling stops, the rest of the CPU time is "
-                   "reported lost", recs_g.signo, strsignal(recs_g.signo));
+                   "reported lost", recs__g.signo, strsignal(recs__g.signo));
     return true;
 }

@@ -3,17 +3,25 @@
  * is exported (libsampler.map); internal functions are recs__*.
  *
  * Signal context (code a timer signal may run; tagged "Signal-safe."):
- *   handler.c   the handler, the fatal-signal path, the dispositions the
- *               program sees for the signals rec uses (sigaction & co.)
+ *   handler.c   the handler, the forwarding of the program's signals,
+ *               the fatal-signal path
  *   fpwalk.c    the bounds-checked frame-pointer walk
  *   queue.h     the per-thread request queue and its tri-state lock
  *   sigwait.c   sigwait/sigtimedwait/signalfd: our signals kept from the
  *               program's waits
+ *   sigmask.c   the program's signal mask: the sampling signal kept open,
+ *               the program's view of its mask kept per thread
+ *   exit.c      _exit, _Exit, exit_group: the recording finished first
  * Threads and sessions:
- *   thread.c    per-thread state, registration, timers, teardown
+ *   thread.c    per-thread state, registration, armings, teardown
+ *   engine.c, engine-timer.c, engine-perf.c   the signal's source per
+ *               thread: a CPU-time timer or a perf_event (engine.h)
  *   preload.c   LD_PRELOAD entry: constructor, pthread_create, fork, exec
+ *   disposition.c  sigaction & co.: the dispositions the program sets and
+ *               sees for the signals rec uses
  *   sampler.c   start/stop of a recording, the sampler thread, REC_* options
  *   throttle.c  the period grammar ("10ms", "500/s") and the rate rule
+ *   recenv.h    the REC_* environment shared with rec-start
  * Turning requests into events (sampler thread, drain_lock held):
  *   drain.c     queues and lost counters -> ThreadStart, CPUTimeSample,
  *               CPUTimeSampleLost, ThreadEnd
@@ -26,19 +34,24 @@
 #ifndef RECS_INTERNAL_H
 #define RECS_INTERNAL_H
 
+#include <linux/perf_event.h>
 #include <pthread.h>
 #include <semaphore.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <rec/record.h>
 #include "rec/sampler.h"
 #include "queue.h"
 #include "throttle.h"
+#include "engine.h"
 
 #define RECS_DEFAULT_DEPTH   64
 #define RECS_MAX_DEPTH       1024
@@ -53,80 +66,104 @@
 #define RECS_DRAIN_MAX_NS    100000000ull
 #endif
 #define RECS_DEAD_WAKE       32
+/* What a SIGKILL can cost: the samples since the last flush. The drain
+ * wakes up this often anyway, and the flush then costs one lz4 block and
+ * one write (bench/sampler-exits.sh). */
+#define RECS_FLUSH_DEFAULT_NS 100000000ull
 #define RECS_REEVAL_NS       100000000ull    /* rate re-evaluation */
 #define RECS_THREAD_BYTES    (64u << 10)     /* per-thread memory budget */
 #define RECS_STOP_WAIT_NS    2000000000ull   /* bounded stop: exit, exec */
 
-enum recs_lost_reason {
+enum recs__lost_reason {
     RECS_LOST_FULL,      /* queue-full */
     RECS_LOST_BUSY,      /* queue-busy */
     RECS_LOST_UNSAFE,    /* unsafe: registration, teardown, own drain, fork */
     RECS_LOST_TIMER,     /* timer-failed: the thread had no timer */
     RECS_LOST_UNDELIVERED, /* undelivered: expired, never signalled */
+    RECS_LOST_BLOCKED,   /* blocked: the thread blocks the signal for real */
     RECS_LOST_NREASONS
 };
-extern const char *const recs_lost_names[RECS_LOST_NREASONS];
+extern const char *const recs__lost_names[RECS_LOST_NREASONS];
 
-typedef struct recs_lost {
+typedef struct recs__lost {
     _Atomic uint64_t count, ns;
-} recs_lost;
+} recs__lost;
 
-typedef struct recs_thread {
+typedef struct recs__thread {
     /* Used by the handler (on this thread only). */
-    recs_queue q;
+    recs__queue q;
     _Atomic int safe;              /* sampling allowed */
     _Atomic uint64_t period_ns;    /* period of the armed timer */
     uint64_t stack_lo, stack_hi;
-    recs_lost lost[RECS_LOST_NREASONS];
+    recs__lost lost[RECS_LOST_NREASONS];
     /* K: expiries accounted since the timer was armed (sum of overrun + 1
      * over the signals that became a sample or a lost count). Written by
      * the handler on this thread and by this thread's exit path, read (and
      * reset) under reg_lock; see thread.c for the ordering relied on. */
     _Atomic uint64_t expiries;
+    /* perf engine: the arming's origin (arm_cpu, for the handler) and the
+     * fd its signals carry in si_fd (kept after the close, for a signal
+     * still pending). */
+    _Atomic uint64_t origin_cpu;
+    _Atomic int perf_sig_fd;
 
-    /* Registration, under recs_g.reg_lock. */
-    struct recs_thread *prev, *next;
+    /* Registration, under recs__g.reg_lock. */
+    struct recs__thread *prev, *next;
     pid_t tid, parent_tid;
     pthread_t self;
     clockid_t cpuclock;
     timer_t timer;
-    bool has_timer, timer_failed;
+    int engine;                    /* RECS_ENGINE_TIMER or _PERF */
+    bool fell_back;                /* perf failed: a timer instead */
+    int perf_fd;                   /* the event, -1 if none */
+    uint64_t perf_id, perf_period;
+    bool perf_armed;               /* refreshed once: the handler goes on */
+    bool has_timer, timer_failed;  /* has a source (timer or event) */
     bool in_session;               /* ThreadStart due or written this session */
     bool start_pending;            /* ThreadStart not written yet */
     uint64_t start_ns, start_cpu;  /* when sampling began */
     /* The current arming: CPU clock read just before timer_settime and
-     * the period armed; expiries = floor((cpu - arm_cpu) / arm_period). */
+     * the period armed, and how much sooner than a period after it the
+     * first expiry was set (arm_phase): expiries = floor((cpu - arm_cpu +
+     * arm_phase) / arm_period). */
     bool armed;
-    uint64_t arm_cpu, arm_period;
+    uint64_t arm_cpu, arm_period, arm_phase;
     bool stopped;                  /* timer paused at recs_stop ... */
     uint64_t stop_cpu;             /* ... when the CPU clock read this */
+    bool sig_blocked;              /* blocks the signal for real (raw
+                                      rt_sigprocmask): expiries it never
+                                      took are lost "blocked" */
     bool ended;                    /* exited; on the dead list */
     uint64_t end_ns, end_cpu;
     char name[16];                 /* at exit (prctl PR_GET_NAME) */
 
-    /* Sampler-owned (under recs_g.drain_lock). */
+    /* Sampler-owned (under recs__g.drain_lock). */
     rec_id ref;                    /* Thread pool entry */
     uint64_t ref_checked_ns;       /* when the name was last read */
     char ref_name[16];
-} recs_thread;
+} recs__thread;
 
 /* The thread's own state, reached from the handler without a function call
  * (initial-exec: no lazy TLS allocation inside a signal handler). */
-extern __thread recs_thread *recs_self __attribute__((tls_model("initial-exec")));
+extern __thread recs__thread *recs__self __attribute__((tls_model("initial-exec")));
 
-typedef struct recs_config {
+typedef struct recs__config {
     char *output;
     char *throttle_text;
-    recs_throttle throttle;
+    recs__throttle throttle;
     unsigned depth;
     uint64_t max_chunk_bytes;
     uint64_t flush_ns;
     int signo;
     unsigned queue_capacity;       /* 0: from the period */
+    int engine;                    /* requested: RECS_ENGINE_* */
     bool append, overwrite;
-} recs_config;
+    char run_id[33];               /* REC_RUN_ID, "" if none */
+    bool no_command_line;          /* REC_NO_COMMAND_LINE: argv[0] only */
+    bool fp_walker;                /* --stack-walker fp (else CFI) */
+} recs__config;
 
-typedef struct recs_global {
+typedef struct recs__global {
     /* Read by the handler. */
     _Atomic int running;           /* a session is active */
     _Atomic int inflight;          /* handlers inside the sampling path */
@@ -138,25 +175,31 @@ typedef struct recs_global {
     pthread_mutex_t ctl_lock;      /* start/stop/set_throttle */
     pthread_mutex_t reg_lock;      /* the thread lists */
     pthread_mutex_t drain_lock;    /* the writer, stream, symbols */
-    recs_thread *threads;          /* registered, alive */
-    recs_thread *dead;             /* exited during a session, to drain */
+    recs__thread *threads;          /* registered, alive */
+    recs__thread *dead;             /* exited during a session, to drain */
     unsigned ndead;                /* on the dead list */
     bool registry;                 /* maintain the registry (not dormant) */
 
     /* Session (under drain_lock unless noted). */
-    recs_config cfg;
+    recs__config cfg;
     uint64_t period_ns;            /* effective period (reg_lock to change) */
+    int engine;                    /* the session's: RECS_ENGINE_TIMER/PERF */
+    char engine_note[256];         /* why not perf, or its limits */
     unsigned ncpus;
     uint32_t capacity;             /* queue slots for new threads */
     rec_writer *w;
     rec_stream *st;
-    struct recs_symbols *sym;
+    struct recs__symbols *sym;
     uint32_t modules_chunk;        /* chunk the ModuleLoad events were last
                                       written for (all of them) */
     pid_t pid;                     /* process that owns the session */
     pthread_t sampler;
     bool sampler_started;
     _Atomic int quit;
+    bool preloaded;                /* by rec-start (LD_PRELOAD, REC_OUTPUT):
+                                      names our messages */
+    bool exiting;                  /* the session ends with the process:
+                                      its threads end, no snapshot */
     sem_t wake;
     uint64_t last_flush_ns, last_reeval_ns;
     unsigned char *batch;          /* drain copy buffer */
@@ -167,21 +210,21 @@ typedef struct recs_global {
     int status_fd;                 /* REC_STATUS_FD or -1 */
     dev_t status_dev;              /* what status_fd named at startup */
     ino_t status_ino;
-} recs_global;
+} recs__global;
 
-extern recs_global recs_g;
+extern recs__global recs__g;
 extern char recs__timer_cookie;   /* si_value of our timers' signals */
 
 /* thread.c */
-recs_thread *recs__thread_new(pid_t parent_tid);   /* caller thread */
-void recs__thread_register(recs_thread *t);        /* link + arm if running */
+recs__thread *recs__thread_new(pid_t parent_tid);   /* caller thread */
+void recs__thread_register(recs__thread *t);        /* link + arm if running */
 void recs__thread_exit(void);                      /* caller thread */
-void recs__thread_free(recs_thread *t);
-int  recs__thread_arm(recs_thread *t, uint64_t period_ns);  /* reg_lock held */
-void recs__thread_disarm(recs_thread *t);                   /* reg_lock held */
-void recs__thread_pause_timer(recs_thread *t);
-void recs__thread_close_arming(recs_thread *t, uint64_t cpu_ns);  /* reg_lock */
-uint64_t recs__thread_cpu_ns(const recs_thread *t);
+void recs__thread_free(recs__thread *t);
+int  recs__thread_arm(recs__thread *t, uint64_t period_ns);  /* reg_lock held */
+void recs__thread_disarm(recs__thread *t);                   /* reg_lock held */
+void recs__thread_pause_timer(recs__thread *t);
+void recs__thread_close_arming(recs__thread *t, uint64_t cpu_ns);  /* reg_lock */
+uint64_t recs__thread_cpu_ns(const recs__thread *t);
 uint32_t recs__queue_capacity(uint64_t period_ns, unsigned depth);
 pid_t recs__gettid(void);
 int recs__block_signal(sigset_t *old);              /* the sampling signal */
@@ -190,28 +233,103 @@ void recs__restore_mask(const sigset_t *old);
 void recs__thread_key_init(void);
 
 /* Signal-safe. Inline: the handler must not call through the PLT. */
-static inline void recs__thread_add_lost(recs_thread *t, int reason,
+static inline void recs__thread_add_lost(recs__thread *t, int reason,
                                          uint64_t n, uint64_t ns)
 {
     atomic_fetch_add_explicit(&t->lost[reason].count, n, memory_order_relaxed);
     atomic_fetch_add_explicit(&t->lost[reason].ns, ns, memory_order_relaxed);
 }
 
+/* Signal-safe. Is si one of our sampling signals (a timer's, with our
+ * cookie, or the overflow of this thread's perf event)? */
+static inline bool recs__signal_ours(const siginfo_t *si)
+{
+    recs__thread *t;
+
+    if (si->si_code == SI_TIMER)
+        return si->si_value.sival_ptr == &recs__timer_cookie;
+    if (si->si_code != POLL_IN && si->si_code != POLL_HUP)
+        return false;
+    t = recs__self;
+    return (t && si->si_fd == atomic_load_explicit(&t->perf_sig_fd,
+                                                   memory_order_relaxed)) ||
+           recs__fd_in(recs__perf_fds_seen, si->si_fd);
+}
+
+/* Signal-safe. The periods one of our signals stands for, to add to K:
+ * a timer's 1 + overruns; for a perf overflow, the whole periods of CPU
+ * time since the arming's origin not yet in K (0: an earlier signal
+ * already covered them). */
+static inline uint64_t recs__signal_periods(recs__thread *t,
+                                            const siginfo_t *si)
+{
+    struct timespec ts;
+    uint64_t cpu, origin, period, e, k;
+
+    if (si->si_code == SI_TIMER)
+        return (uint64_t)(si->si_overrun > 0 ? si->si_overrun : 0) + 1;
+    period = atomic_load_explicit(&t->period_ns, memory_order_relaxed);
+    origin = atomic_load_explicit(&t->origin_cpu, memory_order_relaxed);
+    if (!period || clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+        return 1;
+    cpu = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    e = cpu > origin ? (cpu - origin) / period : 0;
+    k = atomic_load_explicit(&t->expiries, memory_order_relaxed);
+    return e > k ? e - k : 0;
+}
+
+/* Signal-safe. A perf event is armed for one overflow at a time
+ * (PERF_EVENT_IOC_REFRESH 1): a thread that keeps the signal blocked has
+ * at most one pending (a real-time signal would otherwise queue one per
+ * period). Its signal, once taken, re-arms it. */
+static inline void recs__signal_rearm(recs__thread *t, const siginfo_t *si)
+{
+    if (si->si_code != SI_TIMER && t && t->perf_fd >= 0 &&
+        si->si_fd == t->perf_fd && atomic_load(&recs__g.running))
+        ioctl(t->perf_fd, PERF_EVENT_IOC_REFRESH, 1);
+}
+
+/* sigmask.c. Our own mask changes bypass the interposed pthread_sigmask
+ * (the program's view of its mask is kept there). */
+int  recs__real_sigmask(int how, const sigset_t *set, sigset_t *old);
+#define pthread_sigmask(h, s, o) recs__real_sigmask(h, s, o)
+int  recs__sigmask_view(void);
+bool recs__sigmask_defer(int sig, const siginfo_t *si);
+int  recs__sigmask_take(const sigset_t *set, siginfo_t *info);
+void recs__sigmask_adopt(int inherited_view);
+int  recs__sigmask_before_exec(void);
+void recs__sigmask_after_exec(int token);
+bool recs__tid_blocks_signal(pid_t tid);
+
+/* exit.c. Our own system calls bypass the interposed syscall(). */
+void recs__exit_finish(void);
+long recs__real_syscall(long number, ...);
+#define syscall recs__real_syscall
+
 /* handler.c */
+int  recs__real_sigaction(int sig, const struct sigaction *act,
+                          struct sigaction *old);     /* libc's */
+bool recs__is_handler(const struct sigaction *sa);     /* not DFL/IGN */
+/* Signal-safe. Replace the program's action for the sampling signal. */
+void recs__prog_store(const struct sigaction *act, struct sigaction *old,
+                      sighandler_t expect);
+bool recs__prog_warn_once(void);       /* true the first time */
+bool recs__fatal_is_ours(int sig);     /* rec's SIGTERM/INT/HUP handler */
+void recs__fatal_disown(int sig);      /* the program set its own */
 int  recs__install_handler(int signo);
 void recs__install_fatal_handlers(void);
 bool recs__handler_replaced(void);
-void recs__warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* drain.c */
 void recs__drain_locked(bool final);
 void recs__chunk_modules(void);
 
 /* sampler.c */
-int  recs__start_config(const recs_config *cfg);
+void recs__warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+int  recs__start_config(const recs__config *cfg);
 int  recs__stop(bool from_sampler, bool bounded);
-void recs__config_free(recs_config *cfg);
-int  recs__config_from_env(recs_config *cfg, char *err, size_t errlen);
+void recs__config_free(recs__config *cfg);
+int  recs__config_from_env(recs__config *cfg, char *err, size_t errlen);
 uint64_t recs__now_ns(void);
 
 /* sigwait.c: libc's sigtimedwait, past our interposer. */
@@ -232,7 +350,7 @@ void recs__untracked_reset(void);
 /* emit.c */
 void recs__emit_settings(void);
 void recs__emit_process(void);
-rec_id recs__thread_ref(recs_thread *t, bool ended, const char *name,
+rec_id recs__thread_ref(recs__thread *t, bool ended, const char *name,
                         bool refresh);
 rec_id recs__thread_ref_tid(pid_t tid, const char *name);
 
@@ -241,6 +359,6 @@ int  recs__stacks_init(void);
 void recs__stacks_free(void);
 void recs__stacks_abandon(void);                    /* fork child */
 /* Stack id for a request (0 when failed), *biased set. */
-rec_id recs__stack_for(const recs_request *r, bool *biased);
+rec_id recs__stack_for(const recs__request *r, bool *biased);
 
 #endif

@@ -17,10 +17,10 @@
  *     parent's memory until they exec: the exec wrappers see getpid() differ
  *     from the recording's pid and leave everything alone.
  */
-#ifdef HAVE_CONFIG_H
-#include "config.h"
-#endif
+#include <config.h>
 #include "internal.h"
+#include "recenv.h"
+#include "unwind.h"
 
 #include <alloca.h>
 #include <dlfcn.h>
@@ -64,17 +64,19 @@ struct tramp {
     void *(*fn)(void *);
     void *arg;
     pid_t parent;
+    int view;              /* the creator's view of its mask (sigmask.c) */
 };
 
 static void *trampoline(void *p)
 {
     struct tramp tp = *(struct tramp *)p;
-    recs_thread *t;
+    recs__thread *t;
 
     free(p);
+    recs__sigmask_adopt(tp.view);
     /* Before the start routine: the thread's first CPU cycles count. Exit
      * (return, pthread_exit, cancellation) is caught by a key destructor. */
-    if (recs_g.registry && (t = recs__thread_new(tp.parent)))
+    if (recs__g.registry && (t = recs__thread_new(tp.parent)))
         recs__thread_register(t);
     return tp.fn(tp.arg);
 }
@@ -85,11 +87,12 @@ int pthread_create(pthread_t *th, const pthread_attr_t *attr,
     struct tramp *tp;
     int rc;
 
-    if (!recs_g.registry || !(tp = malloc(sizeof *tp)))
+    if (!recs__g.registry || !(tp = malloc(sizeof *tp)))
         return recs__real_pthread_create(th, attr, fn, arg);
     tp->fn = fn;
     tp->arg = arg;
     tp->parent = recs__gettid();
+    tp->view = recs__sigmask_view();
     rc = recs__real_pthread_create(th, attr, trampoline, tp);
     if (rc != 0)
         free(tp);
@@ -102,25 +105,25 @@ int pthread_create(pthread_t *th, const pthread_attr_t *attr,
 
 static void fork_prepare(void)
 {
-    recs_thread *self = recs_self;
+    recs__thread *self = recs__self;
 
     /* A clone() of a large process can take longer than the period: a
      * signal that interrupted it would restart it forever. */
     recs__block_signal(&fork_mask);
     fork_was_safe = self ? atomic_exchange(&self->safe, 0) : 0;
     /* No lock may be held by a thread that does not exist in the child. */
-    pthread_mutex_lock(&recs_g.ctl_lock);
-    pthread_mutex_lock(&recs_g.drain_lock);
-    pthread_mutex_lock(&recs_g.reg_lock);
+    pthread_mutex_lock(&recs__g.ctl_lock);
+    pthread_mutex_lock(&recs__g.drain_lock);
+    pthread_mutex_lock(&recs__g.reg_lock);
 }
 
 static void fork_parent(void)
 {
-    recs_thread *self = recs_self;
+    recs__thread *self = recs__self;
 
-    pthread_mutex_unlock(&recs_g.reg_lock);
-    pthread_mutex_unlock(&recs_g.drain_lock);
-    pthread_mutex_unlock(&recs_g.ctl_lock);
+    pthread_mutex_unlock(&recs__g.reg_lock);
+    pthread_mutex_unlock(&recs__g.drain_lock);
+    pthread_mutex_unlock(&recs__g.ctl_lock);
     if (self && fork_was_safe)
         atomic_store(&self->safe, 1);
     pthread_sigmask(SIG_SETMASK, &fork_mask, NULL);
@@ -140,43 +143,49 @@ static void become_root(const char *output, pid_t pid)
     char buf[24];
 
     snprintf(buf, sizeof buf, "%d", (int)pid);
-    setenv("REC_OUTPUT", output, 1);
-    setenv("REC_ROOT_PID", buf, 1);
-    unsetenv("REC_APPEND");
+    setenv(REC_ENV_OUTPUT, output, 1);
+    setenv(REC_ENV_ROOT_PID, buf, 1);
+    unsetenv(REC_ENV_APPEND);
 }
 
 static void fork_child(void)
 {
-    recs_thread *self = recs_self;
-    bool was_running = atomic_load(&recs_g.running);
-    recs_config cfg;
+    recs__thread *self = recs__self;
+    bool was_running = atomic_load(&recs__g.running);
+    recs__config cfg;
     char *out;
 
-    pthread_mutex_unlock(&recs_g.reg_lock);
-    pthread_mutex_unlock(&recs_g.drain_lock);
-    pthread_mutex_unlock(&recs_g.ctl_lock);
+    pthread_mutex_unlock(&recs__g.reg_lock);
+    pthread_mutex_unlock(&recs__g.drain_lock);
+    pthread_mutex_unlock(&recs__g.ctl_lock);
     /* The other threads do not exist here; their timers neither. Their
      * state is abandoned, not freed: another thread may have held the
      * allocator's lock at the fork (an ASan child deadlocked on it). */
-    recs_g.threads = recs_g.dead = NULL;
-    recs_g.ndead = 0;
-    atomic_store(&recs_g.running, 0);
-    atomic_store(&recs_g.inflight, 0);
+    recs__g.threads = recs__g.dead = NULL;
+    recs__g.ndead = 0;
+    atomic_store(&recs__g.running, 0);
+    atomic_store(&recs__g.inflight, 0);
     /* The parent's writer, stream and tables are the parent's: abandoned,
      * never flushed or closed from here. */
-    recs_g.w = NULL;
-    recs_g.st = NULL;
-    recs_g.sym = NULL;
-    recs_g.sampler_started = false;
-    recs_g.batch_size = 0;
-    recs_g.status_fd = -1;
+    recs__g.w = NULL;
+    recs__g.st = NULL;
+    recs__g.sym = NULL;
+    recs__g.sampler_started = false;
+    recs__g.batch_size = 0;
+    recs__g.status_fd = -1;
     recs__untracked_reset();
     recs__stacks_abandon();
+    recs__uw_abandon();
+    /* The parent's perf events are its threads': only their fds came
+     * along. */
+    recs__perf_forget_all();
     if (self) {
         memset(&self->lost, 0, sizeof self->lost);
         self->q.count = 0;
         atomic_store(&self->q.lock, RECS_UNLOCKED);
         self->has_timer = self->in_session = self->start_pending = false;
+        self->perf_fd = -1;
+        atomic_store(&self->perf_sig_fd, -1);
         self->armed = self->stopped = false;   /* no timer survives fork */
         atomic_store(&self->expiries, 0);
         self->tid = recs__gettid();
@@ -185,30 +194,30 @@ static void fork_child(void)
         if (pthread_getcpuclockid(self->self, &self->cpuclock) != 0)
             self->cpuclock = CLOCK_THREAD_CPUTIME_ID;
         self->prev = self->next = NULL;
-        recs_g.threads = self;
+        recs__g.threads = self;
     }
-    if (was_running && follow_children && recs_g.cfg.output &&
-        (out = child_output(recs_g.cfg.output, getpid()))) {
+    if (was_running && follow_children && recs__g.cfg.output &&
+        (out = child_output(recs__g.cfg.output, getpid()))) {
         become_root(out, getpid());
-        cfg = recs_g.cfg;
+        cfg = recs__g.cfg;
         cfg.output = out;
         cfg.append = false;
         cfg.overwrite = true;
-        recs_g.cfg.output = NULL;
-        recs_g.cfg.throttle_text = NULL;
+        recs__g.cfg.output = NULL;
+        recs__g.cfg.throttle_text = NULL;
         recs__start_config(&cfg);
         free(out);
         free(cfg.throttle_text);
     } else {
         /* Dormant: the handler stays (a pending signal must not kill), the
          * rest is given up. */
-        recs_g.registry = false;
-        recs_self = NULL;
-        recs_g.threads = NULL;       /* self abandoned, as above */
-        recs_g.pid = getpid();
+        recs__g.registry = false;
+        recs__self = NULL;
+        recs__g.threads = NULL;       /* self abandoned, as above */
+        recs__g.pid = getpid();
     }
-    if (recs_self && fork_was_safe)
-        atomic_store(&recs_self->safe, atomic_load(&recs_g.running));
+    if (recs__self && fork_was_safe)
+        atomic_store(&recs__self->safe, atomic_load(&recs__g.running));
     pthread_sigmask(SIG_SETMASK, &fork_mask, NULL);
 }
 
@@ -255,7 +264,7 @@ static void resolve_exec(void)
  * shares our memory but has its own pid). */
 static bool owner(void)
 {
-    return atomic_load(&recs_g.running) && recs_g.pid == getpid();
+    return atomic_load(&recs__g.running) && recs__g.pid == getpid();
 }
 
 /* envp with REC_APPEND=1, if it carries REC_OUTPUT; NULL if unchanged. */
@@ -296,19 +305,18 @@ static void before_exec(void)
      * handler would not know its cookie. Ours is dropped (the session is
      * closed: its time is in the last accounting); one of the program's
      * own is put back as it was. */
-    if (recs_g.signo <= 0)
+    if (recs__g.signo <= 0)
         return;
     sigemptyset(&set);
-    sigaddset(&set, recs_g.signo);
+    sigaddset(&set, recs__g.signo);
     rc = recs__real_sigtimedwait(&set, &si, &zero);
-    if (rc == recs_g.signo && !(si.si_code == SI_TIMER &&
-                                si.si_value.sival_ptr == &recs__timer_cookie))
+    if (rc == recs__g.signo && !recs__signal_ours(&si))
         syscall(SYS_rt_tgsigqueueinfo, getpid(), recs__gettid(), rc, &si);
 }
 
 static void after_failed_exec(void)
 {
-    recs_config cfg = recs_g.cfg;
+    recs__config cfg = recs__g.cfg;
     int err = errno;
 
     if (cfg.output) {
@@ -323,15 +331,21 @@ int execve(const char *path, char *const argv[], char *const envp[])
 {
     execve_fn real = real_execve;
     char **env;
-    int rc;
+    int rc, tok;
 
     if (!real && !(real = (execve_fn)next_sym("execve")))
         return errno = ENOSYS, -1;
-    if (!owner())
-        return real(path, argv, envp);
+    if (!owner()) {
+        tok = recs__sigmask_before_exec();
+        rc = real(path, argv, envp);
+        recs__sigmask_after_exec(tok);
+        return rc;
+    }
     env = env_for_exec(envp);
     before_exec();
+    tok = recs__sigmask_before_exec();
     rc = real(path, argv, env ? env : envp);
+    recs__sigmask_after_exec(tok);
     after_failed_exec();
     free(env);
     return rc;
@@ -346,15 +360,21 @@ int execvpe(const char *file, char *const argv[], char *const envp[])
 {
     execve_fn real = real_execvpe;
     char **env;
-    int rc;
+    int rc, tok;
 
     if (!real && !(real = (execve_fn)next_sym("execvpe")))
         return errno = ENOSYS, -1;
-    if (!owner())
-        return real(file, argv, envp);
+    if (!owner()) {
+        tok = recs__sigmask_before_exec();
+        rc = real(file, argv, envp);
+        recs__sigmask_after_exec(tok);
+        return rc;
+    }
     env = env_for_exec(envp);
     before_exec();
+    tok = recs__sigmask_before_exec();
     rc = real(file, argv, env ? env : envp);
+    recs__sigmask_after_exec(tok);
     after_failed_exec();
     free(env);
     return rc;
@@ -369,15 +389,21 @@ int fexecve(int fd, char *const argv[], char *const envp[])
 {
     fexecve_fn real = real_fexecve;
     char **env;
-    int rc;
+    int rc, tok;
 
     if (!real && !(real = (fexecve_fn)next_sym("fexecve")))
         return errno = ENOSYS, -1;
-    if (!owner())
-        return real(fd, argv, envp);
+    if (!owner()) {
+        tok = recs__sigmask_before_exec();
+        rc = real(fd, argv, envp);
+        recs__sigmask_after_exec(tok);
+        return rc;
+    }
     env = env_for_exec(envp);
     before_exec();
+    tok = recs__sigmask_before_exec();
     rc = real(fd, argv, env ? env : envp);
+    recs__sigmask_after_exec(tok);
     after_failed_exec();
     free(env);
     return rc;
@@ -388,15 +414,21 @@ int execveat(int dirfd, const char *path, char *const argv[],
 {
     execveat_fn real = real_execveat;
     char **env;
-    int rc;
+    int rc, tok;
 
     if (!real && !(real = (execveat_fn)next_sym("execveat")))
         return errno = ENOSYS, -1;
-    if (!owner())
-        return real(dirfd, path, argv, envp, flags);
+    if (!owner()) {
+        tok = recs__sigmask_before_exec();
+        rc = real(dirfd, path, argv, envp, flags);
+        recs__sigmask_after_exec(tok);
+        return rc;
+    }
     env = env_for_exec(envp);
     before_exec();
+    tok = recs__sigmask_before_exec();
     rc = real(dirfd, path, argv, env ? env : envp, flags);
+    recs__sigmask_after_exec(tok);
     after_failed_exec();
     free(env);
     return rc;
@@ -458,21 +490,22 @@ int execle(const char *path, const char *arg, ...)
 /* ------------------------------------------------------------------ */
 
 __attribute__((constructor))
-static void recs_preload_init(void)
+static void recs__preload_init(void)
 {
-    const char *out = getenv("REC_OUTPUT"), *root = getenv("REC_ROOT_PID");
+    const char *out = getenv(REC_ENV_OUTPUT), *root = getenv(REC_ENV_ROOT_PID);
     const char *v;
     char err[256];
-    recs_config cfg;
+    recs__config cfg;
     pid_t pid = getpid();
-    recs_thread *t;
+    recs__thread *t;
     bool follow = false;
     char *own = NULL;
 
     if (!out || !*out)
         return;               /* linked, not preloaded by rec-start */
-    if ((v = getenv("REC_FOLLOW_CHILDREN")) && *v &&
-        recs_parse_bool(v, &follow) < 0) {
+    recs__g.preloaded = true;
+    if ((v = getenv(REC_ENV_FOLLOW_CHILDREN)) && *v &&
+        recs__parse_bool(v, &follow) < 0) {
         recs__warn("invalid REC_FOLLOW_CHILDREN=%s; not recording", v);
         return;
     }
@@ -482,7 +515,7 @@ static void recs_preload_init(void)
          * children it starts must know they are not. */
         char buf[24];
         snprintf(buf, sizeof buf, "%d", (int)pid);
-        setenv("REC_ROOT_PID", buf, 1);
+        setenv(REC_ENV_ROOT_PID, buf, 1);
     } else if (atol(root) != (long)pid) {
         if (!follow)
             return;           /* dormant */
@@ -490,16 +523,16 @@ static void recs_preload_init(void)
             return;
         become_root(own, pid);
     }
-    if (!own && (v = getenv("REC_STATUS_FD")) && *v) {
+    if (!own && (v = getenv(REC_ENV_STATUS_FD)) && *v) {
         uint64_t fd;
         struct stat st;
         /* Remembered by identity: a program that closes every fd may
          * reuse the number for a file of its own. */
-        if (recs_parse_uint(v, 0, 1 << 20, &fd) == 0 &&
+        if (recs__parse_uint(v, 0, 1 << 20, &fd) == 0 &&
             fstat((int)fd, &st) == 0) {
-            recs_g.status_fd = (int)fd;
-            recs_g.status_dev = st.st_dev;
-            recs_g.status_ino = st.st_ino;
+            recs__g.status_fd = (int)fd;
+            recs__g.status_dev = st.st_dev;
+            recs__g.status_ino = st.st_ino;
         }
         /* Each image of the root process (exec) writes its own line;
          * followed children do not report. */
@@ -510,7 +543,7 @@ static void recs_preload_init(void)
         return;
     }
     free(own);
-    recs_g.registry = true;
+    recs__g.registry = true;
     recs__thread_key_init();
     if ((t = recs__thread_new(0)))
         recs__thread_register(t);
@@ -522,7 +555,10 @@ static void recs_preload_init(void)
 }
 
 __attribute__((destructor))
-static void recs_preload_fini(void)
+static void recs__preload_fini(void)
 {
+    /* exit(): every thread ends with the process, so their ThreadEnd are
+     * ends, not snapshots of threads still running. */
+    recs__g.exiting = true;
     recs__stop(false, true);
 }

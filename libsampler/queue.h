@@ -25,11 +25,12 @@ enum { RECS_UNLOCKED = 0, RECS_ENQUEUE = 1, RECS_DEQUEUE = 2 };
 /* Request flags. */
 #define RECS_REQ_FAILED    0x01u  /* no usable context: stack is null */
 #define RECS_REQ_TRUNCATED 0x02u  /* the walk stopped at the depth limit */
+#define RECS_REQ_COMPLETE  0x04u  /* CFI walk: no frameless-leaf correction */
 
 /* One sample request as the handler leaves it; frames[] has the queue's
  * depth slots, nframes of them valid (return addresses, innermost first,
  * the interrupted pc excluded). */
-typedef struct recs_request {
+typedef struct recs__request {
     uint64_t time_ns;          /* CLOCK_MONOTONIC */
     uint64_t period_ns;        /* period * (overrun + 1) */
     uint64_t pc, sp, fp, lr;   /* lr: aarch64 link register, else 0 */
@@ -38,29 +39,29 @@ typedef struct recs_request {
     uint32_t flags;
     uint64_t window[RECS_WINDOW_WORDS];
     uint64_t frames[];
-} recs_request;
+} recs__request;
 
-typedef struct recs_queue {
+typedef struct recs__queue {
     _Atomic uint32_t lock;
     uint32_t capacity;         /* slots */
     uint32_t count;            /* filled slots; written under the lock */
     uint32_t depth;            /* frames per slot */
     size_t slot_size;
     unsigned char *slots;      /* capacity * slot_size bytes */
-} recs_queue;
+} recs__queue;
 
-static inline size_t recs_request_size(uint32_t depth)
+static inline size_t recs__request_size(uint32_t depth)
 {
-    return (sizeof(recs_request) + depth * sizeof(uint64_t) + 15) & ~(size_t)15;
+    return (sizeof(recs__request) + depth * sizeof(uint64_t) + 15) & ~(size_t)15;
 }
 
-static inline recs_request *recs_queue_slot(const recs_queue *q, uint32_t i)
+static inline recs__request *recs__queue_slot(const recs__queue *q, uint32_t i)
 {
-    return (recs_request *)(q->slots + (size_t)i * q->slot_size);
+    return (recs__request *)(q->slots + (size_t)i * q->slot_size);
 }
 
 /* Signal-safe. Take the queue for enqueueing: false if anyone holds it. */
-static inline bool recs_queue_try_enqueue_lock(recs_queue *q)
+static inline bool recs__queue_try_enqueue_lock(recs__queue *q)
 {
     uint32_t expected = RECS_UNLOCKED;
     return atomic_compare_exchange_strong_explicit(
@@ -69,21 +70,21 @@ static inline bool recs_queue_try_enqueue_lock(recs_queue *q)
 }
 
 /* Signal-safe. The slot to fill, or NULL when full (caller unlocks). */
-static inline recs_request *recs_queue_reserve(recs_queue *q)
+static inline recs__request *recs__queue_reserve(recs__queue *q)
 {
     if (q->count >= q->capacity)
         return NULL;
-    return recs_queue_slot(q, q->count);
+    return recs__queue_slot(q, q->count);
 }
 
 /* Signal-safe. Publish the reserved slot. */
-static inline void recs_queue_commit(recs_queue *q)
+static inline void recs__queue_commit(recs__queue *q)
 {
     q->count++;
 }
 
 /* Signal-safe. */
-static inline void recs_queue_unlock(recs_queue *q)
+static inline void recs__queue_unlock(recs__queue *q)
 {
     atomic_store_explicit(&q->lock, RECS_UNLOCKED, memory_order_release);
 }
@@ -91,7 +92,7 @@ static inline void recs_queue_unlock(recs_queue *q)
 /* Take the queue for draining. The enqueuer holds the lock only for the
  * duration of one handler, so retry a bounded number of times (yielding
  * through the callback if given) and give up: the next drain gets it. */
-static inline bool recs_queue_try_dequeue_lock(recs_queue *q, int tries,
+static inline bool recs__queue_try_dequeue_lock(recs__queue *q, int tries,
                                                void (*pause)(void))
 {
     for (int i = 0; i < tries; i++) {
@@ -109,7 +110,7 @@ static inline bool recs_queue_try_dequeue_lock(recs_queue *q, int tries,
 /* Copy up to max requests out (the caller holds DEQUEUE) and empty the
  * queue; returns the number copied. Requests beyond max are dropped and
  * reported through *dropped (callers size dst to capacity so none are). */
-static inline uint32_t recs_queue_take(recs_queue *q, void *dst, uint32_t max,
+static inline uint32_t recs__queue_take(recs__queue *q, void *dst, uint32_t max,
                                        uint32_t *dropped)
 {
     uint32_t n = q->count < max ? q->count : max;

@@ -8,15 +8,16 @@
  * reg_lock (the thread lists; short sections only, never held while
  * symbolizing). The signal handler takes none of them.
  */
-#ifdef HAVE_CONFIG_H
-#include "config.h"
-#endif
+#include <config.h>
 #include "internal.h"
+#include "recenv.h"
 #include "symbols.h"
+#include "unwind.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,7 +25,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-recs_global recs_g = {
+recs__global recs__g = {
     .ctl_lock = PTHREAD_MUTEX_INITIALIZER,
     .reg_lock = PTHREAD_MUTEX_INITIALIZER,
     .drain_lock = PTHREAD_MUTEX_INITIALIZER,
@@ -45,14 +46,14 @@ uint64_t recs__now_ns(void)
 /* Configuration                                                       */
 /* ------------------------------------------------------------------ */
 
-void recs__config_free(recs_config *cfg)
+void recs__config_free(recs__config *cfg)
 {
     free(cfg->output);
     free(cfg->throttle_text);
     memset(cfg, 0, sizeof *cfg);
 }
 
-static int config_copy(recs_config *dst, const recs_config *src)
+static int config_copy(recs__config *dst, const recs__config *src)
 {
     *dst = *src;
     dst->output = strdup(src->output);
@@ -65,24 +66,31 @@ static int config_copy(recs_config *dst, const recs_config *src)
 }
 
 /* Fill cfg from options; strings copied. */
-static int config_from_options(recs_config *cfg, const recs_options *o)
+static int config_from_options(recs__config *cfg, const recs_options *o)
 {
     const char *thr = o->throttle ? o->throttle : "10ms";
 
     memset(cfg, 0, sizeof *cfg);
     if (!o->output || !*o->output)
         return REC_EINVAL;
-    if (recs_parse_throttle(thr, &cfg->throttle) < 0)
+    if (recs__parse_throttle(thr, &cfg->throttle) < 0)
         return REC_EINVAL;
     if (o->stack_depth > RECS_MAX_DEPTH)
         return REC_EINVAL;
     cfg->depth = o->stack_depth ? o->stack_depth : RECS_DEFAULT_DEPTH;
     cfg->max_chunk_bytes = o->max_chunk_bytes;
-    cfg->flush_ns = o->flush_interval_ns ? o->flush_interval_ns : 1000000000ull;
+    cfg->flush_ns = o->flush_interval_ns ? o->flush_interval_ns
+                                         : RECS_FLUSH_DEFAULT_NS;
     if (cfg->flush_ns < 10000000ull)
         cfg->flush_ns = 10000000ull;
     cfg->signo = o->signo ? o->signo : SIGPROF;
     cfg->queue_capacity = o->queue_capacity;
+    if (o->stack_walker && strcmp(o->stack_walker, "cfi") &&
+        strcmp(o->stack_walker, "fp"))
+        return REC_EINVAL;
+    cfg->fp_walker = o->stack_walker && !strcmp(o->stack_walker, "fp");
+    if (recs__engine_parse(o->engine, &cfg->engine) < 0)
+        return REC_EINVAL;
     cfg->append = o->append;
     cfg->overwrite = o->overwrite;
     cfg->output = strdup(o->output);
@@ -94,7 +102,7 @@ static int config_from_options(recs_config *cfg, const recs_options *o)
     return 0;
 }
 
-int recs__config_from_env(recs_config *cfg, char *err, size_t errlen)
+int recs__config_from_env(recs__config *cfg, char *err, size_t errlen)
 {
     recs_options o;
     const char *v;
@@ -103,54 +111,80 @@ int recs__config_from_env(recs_config *cfg, char *err, size_t errlen)
     int sig;
 
     recs_options_init(&o);
-    o.output = getenv("REC_OUTPUT");
+    o.output = getenv(REC_ENV_OUTPUT);
     o.overwrite = true;   /* rec-start decided whether the file may go */
 #define BAD(name) do { snprintf(err, errlen, "invalid %s=%s", name, v); \
                        return REC_EINVAL; } while (0)
-    if ((v = getenv("REC_THROTTLE")) && *v)
+    if ((v = getenv(REC_ENV_THROTTLE)) && *v)
         o.throttle = v;
-    if ((v = getenv("REC_STACK_DEPTH")) && *v) {
-        if (recs_parse_uint(v, 1, RECS_MAX_DEPTH, &n) < 0)
-            BAD("REC_STACK_DEPTH");
+    if ((v = getenv(REC_ENV_STACK_DEPTH)) && *v) {
+        if (recs__parse_uint(v, 1, RECS_MAX_DEPTH, &n) < 0)
+            BAD(REC_ENV_STACK_DEPTH);
         o.stack_depth = (unsigned)n;
     }
-    if ((v = getenv("REC_MAX_CHUNK_SIZE")) && *v) {
-        if (recs_parse_size(v, &n) < 0 || n < 4096)
-            BAD("REC_MAX_CHUNK_SIZE");
+    if ((v = getenv(REC_ENV_STACK_WALKER)) && *v) {
+        if (strcmp(v, "cfi") && strcmp(v, "fp"))
+            BAD(REC_ENV_STACK_WALKER);
+        o.stack_walker = v;
+    }
+    if ((v = getenv(REC_ENV_MAX_CHUNK_SIZE)) && *v) {
+        if (recs__parse_size(v, &n) < 0 || n < 4096)
+            BAD(REC_ENV_MAX_CHUNK_SIZE);
         o.max_chunk_bytes = n;
     }
-    if ((v = getenv("REC_FLUSH_INTERVAL")) && *v) {
-        if (recs_parse_duration(v, &n) < 0 || n < 10000000ull)
-            BAD("REC_FLUSH_INTERVAL");
+    if ((v = getenv(REC_ENV_FLUSH_INTERVAL)) && *v) {
+        if (recs__parse_duration(v, &n) < 0 || n < 10000000ull)
+            BAD(REC_ENV_FLUSH_INTERVAL);
         o.flush_interval_ns = n;
     }
-    if ((v = getenv("REC_SIGNAL")) && *v) {
-        if (recs_parse_signal(v, &sig) < 0)
-            BAD("REC_SIGNAL");
+    if ((v = getenv(REC_ENV_SIGNAL)) && *v) {
+        if (recs__parse_signal(v, &sig) < 0)
+            BAD(REC_ENV_SIGNAL);
         o.signo = sig;
     }
-    if ((v = getenv("REC_QUEUE_CAPACITY")) && *v) {
-        if (recs_parse_uint(v, 1, 100000, &n) < 0)
-            BAD("REC_QUEUE_CAPACITY");
+    if ((v = getenv(REC_ENV_QUEUE_CAPACITY)) && *v) {
+        if (recs__parse_uint(v, 1, 100000, &n) < 0)
+            BAD(REC_ENV_QUEUE_CAPACITY);
         o.queue_capacity = (unsigned)n;
     }
-    if ((v = getenv("REC_APPEND")) && *v) {
-        if (recs_parse_bool(v, &b) < 0)
-            BAD("REC_APPEND");
+    if ((v = getenv("REC_ENGINE")) && *v) {
+        int e;
+        if (recs__engine_parse(v, &e) < 0)
+            BAD("REC_ENGINE");
+        o.engine = v;
+    }
+    if ((v = getenv(REC_ENV_APPEND)) && *v) {
+        if (recs__parse_bool(v, &b) < 0)
+            BAD(REC_ENV_APPEND);
         o.append = b;
         o.overwrite = !b;
     }
-    if ((v = getenv("REC_THROTTLE")) && *v) {
-        recs_throttle t;
-        if (recs_parse_throttle(v, &t) < 0)
-            BAD("REC_THROTTLE");
+    if ((v = getenv(REC_ENV_THROTTLE)) && *v) {
+        recs__throttle t;
+        if (recs__parse_throttle(v, &t) < 0)
+            BAD(REC_ENV_THROTTLE);
     }
+    /* Read now: the environment is the program's once it runs. */
+    bool no_cmd = false;
+    if ((v = getenv(REC_ENV_NO_COMMAND_LINE)) && *v &&
+        recs__parse_bool(v, &no_cmd) < 0)
+        BAD(REC_ENV_NO_COMMAND_LINE);
+    const char *run_id = getenv(REC_ENV_RUN_ID);
+    v = run_id;
+    if (v && *v && (strlen(v) != 32 || strspn(v, "0123456789abcdef") != 32))
+        BAD(REC_ENV_RUN_ID);
 #undef BAD
     if (!o.output || !*o.output) {
         snprintf(err, errlen, "REC_OUTPUT is not set");
         return REC_EINVAL;
     }
-    return config_from_options(cfg, &o);
+    int rc = config_from_options(cfg, &o);
+    if (rc == 0) {
+        cfg->no_command_line = no_cmd;
+        if (run_id && *run_id)
+            memcpy(cfg->run_id, run_id, 33);
+    }
+    return rc;
 }
 
 void recs_options_init(recs_options *opt)
@@ -171,13 +205,13 @@ static unsigned online_cpus(void)
 /* Apply a new period to every thread (ctl_lock held, session running). */
 static void set_period(uint64_t period)
 {
-    pthread_mutex_lock(&recs_g.reg_lock);
-    recs_g.period_ns = period;
-    recs_g.stats.period_ns = period;
-    for (recs_thread *t = recs_g.threads; t; t = t->next)
+    pthread_mutex_lock(&recs__g.reg_lock);
+    recs__g.period_ns = period;
+    recs__g.stats.period_ns = period;
+    for (recs__thread *t = recs__g.threads; t; t = t->next)
         if (t->in_session)
             recs__thread_arm(t, period);
-    pthread_mutex_unlock(&recs_g.reg_lock);
+    pthread_mutex_unlock(&recs__g.reg_lock);
 }
 
 static void reevaluate(void)
@@ -185,14 +219,14 @@ static void reevaluate(void)
     unsigned n;
     uint64_t p;
 
-    if (!recs_g.cfg.throttle.is_rate)
+    if (!recs__g.cfg.throttle.is_rate)
         return;
     n = online_cpus();
-    if (n == recs_g.ncpus)
+    if (n == recs__g.ncpus)
         return;
-    recs_g.ncpus = n;
-    p = recs_throttle_period(&recs_g.cfg.throttle, n);
-    if (p == recs_g.period_ns)
+    recs__g.ncpus = n;
+    p = recs__throttle_period(&recs__g.cfg.throttle, n);
+    if (p == recs__g.period_ns)
         return;
     set_period(p);
     recs__emit_settings();
@@ -202,33 +236,30 @@ static void reevaluate(void)
 /* The sampler thread                                                  */
 /* ------------------------------------------------------------------ */
 
-/* Our handler was replaced: stop every timer before one of its signals
+/* Our handler was replaced: stop every source before one of its signals
  * reaches whatever is installed now. The armings stay open, so the CPU
  * time that follows is counted lost (undelivered) when they end; threads
  * that start later get no timer (timer-failed). */
 static void stop_timers_hijacked(void)
 {
-    struct itimerspec zero;
-
-    memset(&zero, 0, sizeof zero);
-    pthread_mutex_lock(&recs_g.reg_lock);
-    recs_g.hijacked = true;
-    for (recs_thread *t = recs_g.threads; t; t = t->next)
+    pthread_mutex_lock(&recs__g.reg_lock);
+    recs__g.hijacked = true;
+    for (recs__thread *t = recs__g.threads; t; t = t->next)
         if (t->in_session && t->has_timer)
-            timer_settime(t->timer, 0, &zero, NULL);
-    pthread_mutex_unlock(&recs_g.reg_lock);
+            recs__engine_pause(t);
+    pthread_mutex_unlock(&recs__g.reg_lock);
 }
 
 static void *sampler_main(void *arg)
 {
     (void)arg;
-    while (!atomic_load(&recs_g.quit)) {
+    while (!atomic_load(&recs__g.quit)) {
         struct timespec until;
         uint64_t now;
 
         /* A flush interval shorter than the nap is honoured. */
-        uint64_t nap = recs_g.cfg.flush_ns && recs_g.cfg.flush_ns < RECS_DRAIN_MAX_NS ?
-                       recs_g.cfg.flush_ns : RECS_DRAIN_MAX_NS;
+        uint64_t nap = recs__g.cfg.flush_ns && recs__g.cfg.flush_ns < RECS_DRAIN_MAX_NS ?
+                       recs__g.cfg.flush_ns : RECS_DRAIN_MAX_NS;
 
         clock_gettime(CLOCK_MONOTONIC, &until);
         until.tv_nsec += (long)nap;
@@ -236,12 +267,12 @@ static void *sampler_main(void *arg)
             until.tv_sec++;
             until.tv_nsec -= 1000000000L;
         }
-        while (sem_clockwait(&recs_g.wake, CLOCK_MONOTONIC, &until) != 0 &&
+        while (sem_clockwait(&recs__g.wake, CLOCK_MONOTONIC, &until) != 0 &&
                errno == EINTR)
             ;
         /* Several handlers may have asked at once: one drain serves all.
          * (quit and the fatal signal are flags, read below.) */
-        while (sem_trywait(&recs_g.wake) == 0)
+        while (sem_trywait(&recs__g.wake) == 0)
             ;
         if (atomic_load(&recs__fatal_sig)) {
             /* A fatal signal's handler waits for us to finish the file. */
@@ -249,29 +280,34 @@ static void *sampler_main(void *arg)
             sem_post(&recs__fatal_done);
             return NULL;
         }
-        if (atomic_load(&recs_g.quit))
+        if (atomic_load(&recs__g.quit))
             break;
         now = recs__now_ns();
-        if (!recs_g.hijacked && recs__handler_replaced())
+        if (!recs__g.hijacked && recs__handler_replaced())
             stop_timers_hijacked();
-        if (recs_g.cfg.throttle.is_rate &&
-            now - recs_g.last_reeval_ns >= RECS_REEVAL_NS &&
-            pthread_mutex_trylock(&recs_g.ctl_lock) == 0) {
-            recs_g.last_reeval_ns = now;
-            pthread_mutex_lock(&recs_g.drain_lock);
-            if (atomic_load(&recs_g.running))
+        if (recs__g.cfg.throttle.is_rate &&
+            now - recs__g.last_reeval_ns >= RECS_REEVAL_NS &&
+            pthread_mutex_trylock(&recs__g.ctl_lock) == 0) {
+            recs__g.last_reeval_ns = now;
+            pthread_mutex_lock(&recs__g.drain_lock);
+            if (atomic_load(&recs__g.running))
                 reevaluate();
-            pthread_mutex_unlock(&recs_g.drain_lock);
-            pthread_mutex_unlock(&recs_g.ctl_lock);
+            pthread_mutex_unlock(&recs__g.drain_lock);
+            pthread_mutex_unlock(&recs__g.ctl_lock);
         }
-        pthread_mutex_lock(&recs_g.drain_lock);
+        /* Outside drain_lock: it takes the loader's lock, which a dlopen
+         * constructor calling into the sampler would hold. Before the
+         * drain: the samples that flagged new code get names from the new
+         * tables. */
+        recs__uw_reclaim();
+        pthread_mutex_lock(&recs__g.drain_lock);
         recs__drain_locked(false);
         recs__untracked_poll();
-        if (recs_g.w && now - recs_g.last_flush_ns >= recs_g.cfg.flush_ns) {
-            recs_g.last_flush_ns = now;
-            rec_writer_flush(recs_g.w);
+        if (recs__g.w && now - recs__g.last_flush_ns >= recs__g.cfg.flush_ns) {
+            recs__g.last_flush_ns = now;
+            rec_writer_flush(recs__g.w);
         }
-        pthread_mutex_unlock(&recs_g.drain_lock);
+        pthread_mutex_unlock(&recs__g.drain_lock);
     }
     return NULL;
 }
@@ -285,13 +321,13 @@ static int start_sampler_thread(void)
      * program's threads as before. */
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
-    atomic_store(&recs_g.quit, 0);
-    rc = recs__real_pthread_create(&recs_g.sampler, NULL, sampler_main, NULL);
+    atomic_store(&recs__g.quit, 0);
+    rc = recs__real_pthread_create(&recs__g.sampler, NULL, sampler_main, NULL);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (rc != 0)
         return REC_EIO;
-    pthread_setname_np(recs_g.sampler, "rec-sampler");
-    recs_g.sampler_started = true;
+    pthread_setname_np(recs__g.sampler, "rec-sampler");
+    recs__g.sampler_started = true;
     return 0;
 }
 
@@ -301,108 +337,118 @@ static int start_sampler_thread(void)
 
 static void session_close(void)
 {
-    if (recs_g.st) {
-        rec_stream_close(recs_g.st);
-        recs_g.st = NULL;
+    if (recs__g.st) {
+        rec_stream_close(recs__g.st);
+        recs__g.st = NULL;
     }
     recs__stacks_free();
-    if (recs_g.sym) {
-        recs_symbols_destroy(recs_g.sym);
-        recs_g.sym = NULL;
+    if (recs__g.sym) {
+        recs__symbols_destroy(recs__g.sym);
+        recs__g.sym = NULL;
     }
-    if (recs_g.w) {
-        int rc = rec_writer_close(recs_g.w);
+    if (recs__g.w) {
+        int rc = rec_writer_close(recs__g.w);
         if (rc < 0 && errno == EBADF)
             recs__warn("%s: the program closed or replaced the recording's "
                        "file descriptor; the recording ends at the last "
-                       "write before that", recs_g.cfg.output);
+                       "write before that", recs__g.cfg.output);
         else if (rc < 0)
-            recs__warn("closing %s: %s", recs_g.cfg.output, rec_strerror(rc));
-        recs_g.w = NULL;
+            recs__warn("closing %s: %s", recs__g.cfg.output, rec_strerror(rc));
+        recs__g.w = NULL;
     }
 }
 
-int recs__start_config(const recs_config *cfg)
+int recs__start_config(const recs__config *cfg)
 {
     rec_writer_options wo;
-    recs_config copy;
+    recs__config copy;
     int rc;
 
     if ((rc = config_copy(&copy, cfg)) < 0)
         return rc;
-    pthread_mutex_lock(&recs_g.ctl_lock);
-    if (atomic_load(&recs_g.running)) {
+    pthread_mutex_lock(&recs__g.ctl_lock);
+    if (atomic_load(&recs__g.running)) {
         rc = REC_EINVAL;
         goto out_unlock;
     }
     if ((rc = recs__install_handler(copy.signo)) < 0)
         goto out_unlock;
-    pthread_mutex_lock(&recs_g.drain_lock);
-    recs__config_free(&recs_g.cfg);
-    recs_g.cfg = copy;
+    pthread_mutex_lock(&recs__g.drain_lock);
+    recs__config_free(&recs__g.cfg);
+    recs__g.cfg = copy;
     copy.output = copy.throttle_text = NULL;
-    recs_g.ncpus = online_cpus();
-    recs_g.period_ns = recs_throttle_period(&recs_g.cfg.throttle, recs_g.ncpus);
-    recs_g.capacity = recs__queue_capacity(recs_g.period_ns, recs_g.cfg.depth);
-    memset(&recs_g.stats, 0, sizeof recs_g.stats);
-    recs_g.stats.period_ns = recs_g.period_ns;
-    atomic_store(&recs_g.timer_failures, 0);
-    atomic_store(&recs_g.threads_seen, 0);
-    recs_g.pid = getpid();
-
-    rec_writer_options_init(&wo);
-    wo.max_chunk_bytes = recs_g.cfg.max_chunk_bytes;
-    wo.append = recs_g.cfg.append;
-    wo.overwrite = recs_g.cfg.overwrite;
-    if ((rc = rec_writer_open(&recs_g.w, recs_g.cfg.output, &wo)) < 0) {
-        recs__warn("cannot open %s: %s", recs_g.cfg.output, rec_strerror(rc));
-        recs_g.w = NULL;
+    recs__g.ncpus = online_cpus();
+    recs__g.period_ns = recs__throttle_period(&recs__g.cfg.throttle, recs__g.ncpus);
+    rc = recs__engine_resolve(recs__g.cfg.engine, recs__g.period_ns,
+                              recs__g.engine_note, sizeof recs__g.engine_note);
+    if (rc < 0) {
+        recs__warn("the perf engine is not available to this process (%s); "
+                   "not recording (rec-start --engine auto or timer)",
+                   recs__g.engine_note);
         goto out_drain;
     }
-    if ((rc = rec_stream_open(recs_g.w, &recs_g.st)) < 0 ||
-        (rc = recs_symbols_create(&recs_g.sym, recs_g.w)) < 0 ||
+    recs__g.engine = rc;
+    recs__g.capacity = recs__queue_capacity(recs__g.period_ns, recs__g.cfg.depth);
+    memset(&recs__g.stats, 0, sizeof recs__g.stats);
+    recs__g.stats.period_ns = recs__g.period_ns;
+    atomic_store(&recs__g.timer_failures, 0);
+    atomic_store(&recs__g.threads_seen, 0);
+    recs__g.pid = getpid();
+
+    rec_writer_options_init(&wo);
+    wo.max_chunk_bytes = recs__g.cfg.max_chunk_bytes;
+    wo.append = recs__g.cfg.append;
+    wo.overwrite = recs__g.cfg.overwrite;
+    if ((rc = rec_writer_open(&recs__g.w, recs__g.cfg.output, &wo)) < 0) {
+        recs__warn("cannot open %s: %s", recs__g.cfg.output, rec_strerror(rc));
+        recs__g.w = NULL;
+        goto out_drain;
+    }
+    if ((rc = rec_stream_open(recs__g.w, &recs__g.st)) < 0 ||
+        (rc = recs__symbols_create(&recs__g.sym, recs__g.w)) < 0 ||
         (rc = recs__stacks_init()) < 0) {
         session_close();
         goto out_drain;
     }
-    recs_symbols_scan(recs_g.sym);
-    sem_destroy(&recs_g.wake);
-    sem_init(&recs_g.wake, 0, 0);
+    recs__symbols_scan(recs__g.sym);
+    recs__uw_refresh();
+    sem_destroy(&recs__g.wake);
+    sem_init(&recs__g.wake, 0, 0);
 
     recs__emit_settings();
     recs__emit_process();
-    recs_symbols_emit_modules(recs_g.sym, recs_g.st, true);
-    recs_g.modules_chunk = rec_writer_chunk_index(recs_g.w);
+    recs__symbols_emit_modules(recs__g.sym, recs__g.st, true);
+    recs__g.modules_chunk = rec_writer_chunk_index(recs__g.w);
 
     /* The calling thread is sampled too (the main thread under preload;
      * a program's thread that calls recs_start). */
-    if (!recs_self) {
-        recs_thread *t = recs__thread_new(0);
+    if (!recs__self) {
+        recs__thread *t = recs__thread_new(0);
         if (t)
             recs__thread_register(t);
     }
-    pthread_mutex_lock(&recs_g.reg_lock);
-    atomic_store(&recs_g.running, 1);
-    for (recs_thread *t = recs_g.threads; t; t = t->next)
-        recs__thread_arm(t, recs_g.period_ns);
-    pthread_mutex_unlock(&recs_g.reg_lock);
+    pthread_mutex_lock(&recs__g.reg_lock);
+    atomic_store(&recs__g.running, 1);
+    for (recs__thread *t = recs__g.threads; t; t = t->next)
+        recs__thread_arm(t, recs__g.period_ns);
+    pthread_mutex_unlock(&recs__g.reg_lock);
     recs__untracked_scan();
-    recs_g.last_flush_ns = recs_g.last_reeval_ns = recs__now_ns();
-    rec_writer_flush(recs_g.w);
-    pthread_mutex_unlock(&recs_g.drain_lock);
+    recs__g.last_flush_ns = recs__g.last_reeval_ns = recs__now_ns();
+    rec_writer_flush(recs__g.w);
+    pthread_mutex_unlock(&recs__g.drain_lock);
 
     if ((rc = start_sampler_thread()) < 0) {
-        pthread_mutex_unlock(&recs_g.ctl_lock);
+        pthread_mutex_unlock(&recs__g.ctl_lock);
         recs__stop(false, false);
         return rc;
     }
-    pthread_mutex_unlock(&recs_g.ctl_lock);
+    pthread_mutex_unlock(&recs__g.ctl_lock);
     return 0;
 
 out_drain:
-    pthread_mutex_unlock(&recs_g.drain_lock);
+    pthread_mutex_unlock(&recs__g.drain_lock);
 out_unlock:
-    pthread_mutex_unlock(&recs_g.ctl_lock);
+    pthread_mutex_unlock(&recs__g.ctl_lock);
     recs__config_free(&copy);
     return rc;
 }
@@ -413,19 +459,19 @@ static void write_status(void)
     struct stat st;
     int n;
 
-    if (recs_g.status_fd < 0)
+    if (recs__g.status_fd < 0)
         return;
-    if (fstat(recs_g.status_fd, &st) != 0 || st.st_dev != recs_g.status_dev ||
-        st.st_ino != recs_g.status_ino) {
+    if (fstat(recs__g.status_fd, &st) != 0 || st.st_dev != recs__g.status_dev ||
+        st.st_ino != recs__g.status_ino) {
         recs__warn("REC_STATUS_FD %d no longer names rec-start's pipe (the "
-                   "program closed it); no summary line", recs_g.status_fd);
-        recs_g.status_fd = -1;
+                   "program closed it); no summary line", recs__g.status_fd);
+        recs__g.status_fd = -1;
         return;
     }
     n = snprintf(line, sizeof line, "samples=%llu lost=%llu\n",
-                 (unsigned long long)recs_g.stats.samples,
-                 (unsigned long long)recs_g.stats.lost);
-    if (write(recs_g.status_fd, line, (size_t)n) < 0) {
+                 (unsigned long long)recs__g.stats.samples,
+                 (unsigned long long)recs__g.stats.lost);
+    if (write(recs__g.status_fd, line, (size_t)n) < 0) {
         /* rec-start went away: nothing to tell. */
     }
 }
@@ -446,7 +492,7 @@ static void emit_usage(void)
     ev.voluntarySwitches = (uint64_t)ru.ru_nvcsw;
     ev.involuntarySwitches = (uint64_t)ru.ru_nivcsw;
     ev.startTime = recs__now_ns();
-    rec_emit_ProcessUsage(recs_g.st, &ev);
+    rec_emit_ProcessUsage(recs__g.st, &ev);
 }
 
 /* True if the sampling signal is pending for thread tid. */
@@ -468,7 +514,7 @@ static bool signal_pending(pid_t tid)
     if (!(p = strstr(buf, "\nSigPnd:")))
         return false;
     mask = strtoull(p + 8, NULL, 16);
-    return (mask >> (recs_g.signo - 1)) & 1;
+    return (mask >> (recs__g.signo - 1)) & 1;
 }
 
 /* Stop the timers, giving a signal already pending in a thread a moment
@@ -479,7 +525,7 @@ static void wait_pending(void)
     pid_t me = recs__gettid();
     uint64_t until = recs__now_ns() + 50000000ull;
 
-    for (recs_thread *t = recs_g.threads; t; t = t->next) {
+    for (recs__thread *t = recs__g.threads; t; t = t->next) {
         if (!t->in_session || !t->has_timer)
             continue;
         while (t->tid != me && signal_pending(t->tid) && recs__now_ns() < until)
@@ -516,73 +562,73 @@ int recs__stop(bool from_sampler, bool bounded)
     sigset_t old;
 
     /* A vfork child shares our memory and locks: nothing here is its. */
-    if (recs_g.pid != getpid())
+    if (recs__g.pid != getpid())
         return 0;
     recs__block_async(&old);
-    if (!lock_until(&recs_g.ctl_lock, bounded, deadline)) {
+    if (!lock_until(&recs__g.ctl_lock, bounded, deadline)) {
         gave_up("the control lock is held");
         recs__restore_mask(&old);
         return REC_EIO;
     }
-    if (!atomic_load(&recs_g.running) || recs_g.pid != getpid()) {
-        pthread_mutex_unlock(&recs_g.ctl_lock);
+    if (!atomic_load(&recs__g.running) || recs__g.pid != getpid()) {
+        pthread_mutex_unlock(&recs__g.ctl_lock);
         recs__restore_mask(&old);
         return 0;
     }
-    if (recs_g.sampler_started) {
-        atomic_store(&recs_g.quit, 1);
-        sem_post(&recs_g.wake);
+    if (recs__g.sampler_started) {
+        atomic_store(&recs__g.quit, 1);
+        sem_post(&recs__g.wake);
         if (from_sampler) {
-            pthread_detach(recs_g.sampler);
+            pthread_detach(recs__g.sampler);
         } else if (bounded) {
             struct timespec ts = {
                 .tv_sec = (time_t)(deadline / 1000000000u),
                 .tv_nsec = (long)(deadline % 1000000000u) };
-            if (pthread_clockjoin_np(recs_g.sampler, NULL, CLOCK_MONOTONIC,
+            if (pthread_clockjoin_np(recs__g.sampler, NULL, CLOCK_MONOTONIC,
                                      &ts) != 0) {
                 gave_up("the sampler thread is stuck");
-                pthread_mutex_unlock(&recs_g.ctl_lock);
+                pthread_mutex_unlock(&recs__g.ctl_lock);
                 recs__restore_mask(&old);
                 return REC_EIO;
             }
         } else {
-            pthread_join(recs_g.sampler, NULL);
+            pthread_join(recs__g.sampler, NULL);
         }
-        recs_g.sampler_started = false;
+        recs__g.sampler_started = false;
     }
     /* Stop the timers first, handlers still enqueueing, so that signals
      * already pending are recorded. */
-    if (!lock_until(&recs_g.reg_lock, bounded, deadline)) {
+    if (!lock_until(&recs__g.reg_lock, bounded, deadline)) {
         gave_up("the thread registry is locked");
-        pthread_mutex_unlock(&recs_g.ctl_lock);
+        pthread_mutex_unlock(&recs__g.ctl_lock);
         recs__restore_mask(&old);
         return REC_EIO;
     }
     wait_pending();
-    atomic_store(&recs_g.running, 0);
-    for (recs_thread *t = recs_g.threads; t; t = t->next)
+    atomic_store(&recs__g.running, 0);
+    for (recs__thread *t = recs__g.threads; t; t = t->next)
         recs__thread_disarm(t);
-    pthread_mutex_unlock(&recs_g.reg_lock);
+    pthread_mutex_unlock(&recs__g.reg_lock);
     /* Handlers that saw running == 1 are still copying: let them finish
      * before the queues are read for the last time. */
-    for (int i = 0; atomic_load(&recs_g.inflight) && i < 100000; i++)
+    for (int i = 0; atomic_load(&recs__g.inflight) && i < 100000; i++)
         sched_yield();
 
-    if (!lock_until(&recs_g.drain_lock, bounded, deadline)) {
+    if (!lock_until(&recs__g.drain_lock, bounded, deadline)) {
         gave_up("the writer is locked");
-        pthread_mutex_unlock(&recs_g.ctl_lock);
+        pthread_mutex_unlock(&recs__g.ctl_lock);
         recs__restore_mask(&old);
         return REC_EIO;
     }
     recs__drain_locked(true);
     recs__untracked_emit();
     emit_usage();
-    recs_g.stats.timer_failures = atomic_load(&recs_g.timer_failures);
-    recs_g.stats.threads = atomic_load(&recs_g.threads_seen);
+    recs__g.stats.timer_failures = atomic_load(&recs__g.timer_failures);
+    recs__g.stats.threads = atomic_load(&recs__g.threads_seen);
     write_status();
     session_close();
-    pthread_mutex_unlock(&recs_g.drain_lock);
-    pthread_mutex_unlock(&recs_g.ctl_lock);
+    pthread_mutex_unlock(&recs__g.drain_lock);
+    pthread_mutex_unlock(&recs__g.ctl_lock);
     recs__restore_mask(&old);
     return 0;
 }
@@ -593,14 +639,14 @@ int recs__stop(bool from_sampler, bool bounded)
 
 int recs_start(const recs_options *opt)
 {
-    recs_config cfg;
+    recs__config cfg;
     int rc;
 
     if (!opt)
         return REC_EINVAL;
     if ((rc = config_from_options(&cfg, opt)) < 0)
         return rc;
-    recs_g.registry = true;
+    recs__g.registry = true;
     recs__thread_key_init();
     recs__hooks_once();
     {
@@ -620,42 +666,42 @@ int recs_stop(void)
 
 int recs_set_throttle(const char *throttle)
 {
-    recs_throttle t;
+    recs__throttle t;
     sigset_t old;
     char *text;
 
-    if (recs_parse_throttle(throttle, &t) < 0)
+    if (recs__parse_throttle(throttle, &t) < 0)
         return REC_EINVAL;
     if (!(text = strdup(throttle)))
         return REC_ENOMEM;
     recs__block_async(&old);
-    pthread_mutex_lock(&recs_g.ctl_lock);
-    if (!atomic_load(&recs_g.running)) {
-        pthread_mutex_unlock(&recs_g.ctl_lock);
+    pthread_mutex_lock(&recs__g.ctl_lock);
+    if (!atomic_load(&recs__g.running)) {
+        pthread_mutex_unlock(&recs__g.ctl_lock);
         recs__restore_mask(&old);
         free(text);
         return REC_EINVAL;
     }
-    pthread_mutex_lock(&recs_g.drain_lock);
-    free(recs_g.cfg.throttle_text);
-    recs_g.cfg.throttle_text = text;
-    recs_g.cfg.throttle = t;
-    recs_g.ncpus = online_cpus();
-    set_period(recs_throttle_period(&t, recs_g.ncpus));
+    pthread_mutex_lock(&recs__g.drain_lock);
+    free(recs__g.cfg.throttle_text);
+    recs__g.cfg.throttle_text = text;
+    recs__g.cfg.throttle = t;
+    recs__g.ncpus = online_cpus();
+    set_period(recs__throttle_period(&t, recs__g.ncpus));
     recs__emit_settings();
-    pthread_mutex_unlock(&recs_g.drain_lock);
-    pthread_mutex_unlock(&recs_g.ctl_lock);
+    pthread_mutex_unlock(&recs__g.drain_lock);
+    pthread_mutex_unlock(&recs__g.ctl_lock);
     recs__restore_mask(&old);
     return 0;
 }
 
 int recs_drain(void)
 {
-    recs_thread *self = recs_self;
+    recs__thread *self = recs__self;
     int was_safe = 0, rc = 0;
     sigset_t old;
 
-    if (!atomic_load(&recs_g.running))
+    if (!atomic_load(&recs__g.running))
         return 0;
     /* A program handler that calls exit() must not find drain_lock held
      * by the thread it interrupted. */
@@ -663,13 +709,13 @@ int recs_drain(void)
     /* Our own signals during the drain are counted lost (unsafe). */
     if (self)
         was_safe = atomic_exchange(&self->safe, 0);
-    pthread_mutex_lock(&recs_g.drain_lock);
-    if (recs_g.w) {
+    pthread_mutex_lock(&recs__g.drain_lock);
+    if (recs__g.w) {
         recs__drain_locked(false);
-        rc = rec_writer_flush(recs_g.w);
-        recs_g.last_flush_ns = recs__now_ns();
+        rc = rec_writer_flush(recs__g.w);
+        recs__g.last_flush_ns = recs__now_ns();
     }
-    pthread_mutex_unlock(&recs_g.drain_lock);
+    pthread_mutex_unlock(&recs__g.drain_lock);
     if (self && was_safe)
         atomic_store(&self->safe, 1);
     recs__restore_mask(&old);
@@ -678,9 +724,35 @@ int recs_drain(void)
 
 void recs_get_stats(recs_stats *st)
 {
-    pthread_mutex_lock(&recs_g.drain_lock);
-    *st = recs_g.stats;
-    st->timer_failures = atomic_load(&recs_g.timer_failures);
-    st->threads = atomic_load(&recs_g.threads_seen);
-    pthread_mutex_unlock(&recs_g.drain_lock);
+    pthread_mutex_lock(&recs__g.drain_lock);
+    *st = recs__g.stats;
+    st->timer_failures = atomic_load(&recs__g.timer_failures);
+    st->threads = atomic_load(&recs__g.threads_seen);
+    pthread_mutex_unlock(&recs__g.drain_lock);
+}
+
+/* Our lines land in the middle of the program's stderr: they say who
+ * writes them (rec-start's sampler, or libsampler linked by the program)
+ * and in which process, and are exactly one line each, written at once,
+ * whatever the paths or values they quote hold; never on stdout. */
+void recs__warn(const char *fmt, ...)
+{
+    char buf[512];
+    va_list ap;
+    int n = snprintf(buf, sizeof buf, "%s (pid %d): ",
+                     recs__g.preloaded ? "rec-start: sampler" : "libsampler",
+                     (int)getpid());
+    int head = n;
+
+    va_start(ap, fmt);
+    n += vsnprintf(buf + n, sizeof buf - (size_t)n - 1, fmt, ap);
+    va_end(ap);
+    if (n > (int)sizeof buf - 2)
+        n = (int)sizeof buf - 2;
+    for (int i = head; i < n; i++)
+        if ((unsigned char)buf[i] < 0x20 || buf[i] == 0x7f)
+            buf[i] = '?';
+    buf[n++] = '\n';
+    while (write(STDERR_FILENO, buf, (size_t)n) < 0 && errno == EINTR)
+        ;
 }

@@ -14,9 +14,7 @@
  * (warned once); the signal stays pending in the thread that blocks it,
  * and is accounted when that thread ends or the recording stops.
  */
-#ifdef HAVE_CONFIG_H
-#include "config.h"
-#endif
+#include <config.h>
 #include "internal.h"
 
 #include <dlfcn.h>
@@ -60,21 +58,25 @@ static void sigwait_init(void)
  * handler accounts a signal it cannot sample, and say so. */
 static bool swallow(const siginfo_t *si)
 {
-    recs_thread *t;
+    recs__thread *t;
 
-    if (recs_g.signo <= 0 || si->si_signo != recs_g.signo ||
-        si->si_code != SI_TIMER || si->si_value.sival_ptr != &recs__timer_cookie)
+    if (recs__g.signo <= 0 || si->si_signo != recs__g.signo ||
+        !recs__signal_ours(si))
         return false;
-    atomic_fetch_add(&recs_g.inflight, 1);
-    t = recs_self;
-    if (t && atomic_load(&recs_g.running)) {
-        uint64_t n = 1 + (uint64_t)(si->si_overrun > 0 ? si->si_overrun : 0);
+    atomic_fetch_add(&recs__g.inflight, 1);
+    t = recs__self;
+    if (t && atomic_load(&recs__g.running)) {
+        uint64_t n = recs__signal_periods(t, si);
+        recs__signal_rearm(t, si);
         uint64_t period = atomic_load_explicit(&t->period_ns,
                                                memory_order_relaxed);
         atomic_fetch_add_explicit(&t->expiries, n, memory_order_relaxed);
-        recs__thread_add_lost(t, RECS_LOST_UNSAFE, n, n * period);
+        /* A thread that blocks it for real takes it only here. */
+        recs__thread_add_lost(t, t->sig_blocked ? RECS_LOST_BLOCKED
+                                                : RECS_LOST_UNSAFE,
+                              n, n * period);
     }
-    atomic_fetch_sub(&recs_g.inflight, 1);
+    atomic_fetch_sub(&recs__g.inflight, 1);
     return true;
 }
 
@@ -90,9 +92,13 @@ int sigtimedwait(const sigset_t *set, siginfo_t *info,
 {
     uint64_t deadline = 0;
     siginfo_t si;
+    int kept;
 
-    if (recs_g.signo <= 0 || sigismember(set, recs_g.signo) != 1)
+    if (recs__g.signo <= 0 || sigismember(set, recs__g.signo) != 1)
         return recs__real_sigtimedwait(set, info, timeout);
+    /* The program's own instance, kept while its mask blocked it. */
+    if ((kept = recs__sigmask_take(set, info)) > 0)
+        return kept;
     if (timeout) {
         if (timeout->tv_sec < 0 || timeout->tv_nsec < 0 ||
             timeout->tv_nsec >= 1000000000L) {
@@ -147,15 +153,15 @@ int signalfd(int fd, const sigset_t *mask, int flags)
 {
     sigset_t m;
 
-    if (recs_g.signo > 0 && sigismember(mask, recs_g.signo) == 1) {
+    if (recs__g.signo > 0 && sigismember(mask, recs__g.signo) == 1) {
         m = *mask;
-        sigdelset(&m, recs_g.signo);
+        sigdelset(&m, recs__g.signo);
         mask = &m;
         if (!atomic_exchange(&signalfd_warned, 1))
             recs__warn("the program reads signal %d (%s) through a signalfd; "
                        "rec samples with it, so it is left out of that "
                        "signalfd. Use rec-start --signal to pick a free "
-                       "signal.", recs_g.signo, strsignal(recs_g.signo));
+                       "signal.", recs__g.signo, strsignal(recs__g.signo));
     }
     return (int)syscall(SYS_signalfd4, fd, mask, (size_t)(_NSIG / 8), flags);
 }

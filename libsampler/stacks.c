@@ -12,9 +12,7 @@
  *   - identical raw stacks are looked up in a cache so that each is
  *     symbolized once.
  */
-#ifdef HAVE_CONFIG_H
-#include "config.h"
-#endif
+#include <config.h>
 #include "internal.h"
 #include "symbols.h"
 #include "format.h"
@@ -86,32 +84,34 @@ static bool in_exec(uint64_t pc)
 {
     uint64_t now;
 
-    if (recs_symbols_is_executable(recs_g.sym, pc))
+    if (recs__symbols_is_executable(recs__g.sym, pc))
         return true;
     /* Perhaps a library loaded since the last scan. */
     now = recs__now_ns();
     if (now - last_scan_ns < RESCAN_NS)
         return false;
     last_scan_ns = now;
-    if (recs_symbols_scan(recs_g.sym) > 0)
-        recs_symbols_emit_modules(recs_g.sym, recs_g.st, false);
-    return recs_symbols_is_executable(recs_g.sym, pc);
+    if (recs__symbols_scan(recs__g.sym) > 0)
+        recs__symbols_emit_modules(recs__g.sym, recs__g.st, false);
+    return recs__symbols_is_executable(recs__g.sym, pc);
 }
 
 /* The key words: [flags, pc0, pc1, ...]; flags bit0 = the first pc is a
  * return address (biased), bit1 = truncated. */
-static size_t build_key(const recs_request *r, uint64_t *key, bool *biased)
+static size_t build_key(const recs__request *r, uint64_t *key, bool *biased)
 {
     size_t n = 1;
     uint64_t flags = 0;
     uint32_t first = 0;
 
     *biased = false;
-    if (in_exec(r->pc)) {
+    if (in_exec(r->pc) && (r->flags & RECS_REQ_COMPLETE)) {
+        key[n++] = r->pc;
+    } else if (in_exec(r->pc)) {
         uint64_t ret = 0;
         int rc;
         key[n++] = r->pc;
-        rc = recs_symbols_leaf_return(recs_g.sym, r->pc, r->sp, r->window,
+        rc = recs__symbols_leaf_return(recs__g.sym, r->pc, r->sp, r->window,
                                       r->nwindow, &ret);
         if (rc == 1 && r->lr)
             ret = r->lr;
@@ -149,7 +149,7 @@ static rec_id intern_stack(const uint64_t *key, size_t n)
             truncated = true;
             break;
         }
-        if (recs_symbols_frames(recs_g.sym, key[i], is_ret, ids + nids,
+        if (recs__symbols_frames(recs__g.sym, key[i], is_ret, ids + nids,
                                 REC_MAX_ARRAY - nids, &got) < 0)
             continue;
         nids += got;
@@ -160,12 +160,12 @@ static rec_id intern_stack(const uint64_t *key, size_t n)
     st.truncated = truncated;
     st.frames = ids;
     st.frames_count = nids;
-    if (rec_intern_StackTrace(recs_g.w, &st, &id) < 0)
+    if (rec_intern_StackTrace(recs__g.w, &st, &id) < 0)
         return 0;
     return id;
 }
 
-rec_id recs__stack_for(const recs_request *r, bool *biased)
+rec_id recs__stack_for(const recs__request *r, bool *biased)
 {
     static uint64_t key[MAX_PCS + 1];
     size_t n;

@@ -2,9 +2,9 @@
  * libsampler/sym-cfi.c - the frameless-leaf rule from a module's call-frame
  * information (.eh_frame, else .debug_frame): where the interrupted
  * function's return address is at the sampled pc (symbols.h,
- * recs_symbols_leaf_return). The caller holds the recs_symbols mutex.
+ * recs__symbols_leaf_return). The caller holds the recs__symbols mutex.
  */
-#include "config.h"
+#include <config.h>
 #include "sym-internal.h"
 
 #include <dwarf.h>
@@ -73,7 +73,7 @@ static bool cfa_relative(const Dwarf_Op *ops, size_t nops, int64_t *off)
     return true;
 }
 
-int recs__module_leaf_return(recs_module *m, uint64_t vaddr,
+int recs__module_leaf_return(recs__module *m, uint64_t vaddr,
                              const uint64_t *window, size_t nwords,
                              uint64_t *ret)
 {

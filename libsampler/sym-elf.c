@@ -4,10 +4,10 @@
  *
  * Everything is read lazily, the first time a pc of the module needs it, and
  * stays mapped (ELF_C_READ_MMAP) so that names can point into the string
- * tables. The caller holds the recs_symbols mutex: libdw handles are not
+ * tables. The caller holds the recs__symbols mutex: libdw handles are not
  * shared between threads otherwise.
  */
-#include "config.h"
+#include <config.h>
 #include "sym-internal.h"
 
 #include <dwarf.h>
@@ -97,7 +97,7 @@ static void hex_build_id(Elf *elf, char *hex, size_t size)
 
 /* Open path as a debug file for m: an ELF with DWARF and, when both carry
  * one, the same build-id (a stale debug file gives wrong lines). */
-static bool try_debug_file(recs_module *m, const char *path)
+static bool try_debug_file(recs__module *m, const char *path)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     Elf *elf;
@@ -123,7 +123,7 @@ static bool try_debug_file(recs_module *m, const char *path)
 /* The standard places (gdb's and elfutils' order): the .build-id tree, then
  * the .gnu_debuglink name next to the file, in .debug/, and under the debug
  * root. No debuginfod: the sampler runs inside the profiled program. */
-static void find_debug_file(recs_module *m)
+static void find_debug_file(recs__module *m)
 {
     char path[4096];
     GElf_Shdr sh;
@@ -170,7 +170,7 @@ static int sym_rank(const GElf_Sym *sym, const char *name)
 }
 
 struct raw_sym {
-    struct recs_sym s;
+    struct recs__sym s;
     int rank;
 };
 
@@ -186,7 +186,7 @@ static int cmp_raw_sym(const void *a, const void *b)
 
 /* Function symbols of the first table of the given type, sorted by address,
  * one per address (global before weak before local: aliases share it). */
-static int load_symtab(recs_module *m, Elf *elf, Elf32_Word type)
+static int load_symtab(recs__module *m, Elf *elf, Elf32_Word type)
 {
     Elf_Scn *scn = NULL;
     GElf_Shdr sh;
@@ -242,7 +242,111 @@ static int load_symtab(recs_module *m, Elf *elf, Elf32_Word type)
     return 0;
 }
 
-int recs__module_load(recs_module *m)
+static int cmp_sym(const void *a, const void *b)
+{
+    const struct recs__sym *x = a, *y = b;
+    if (x->addr != y->addr)
+        return x->addr < y->addr ? -1 : 1;
+    /* The larger first: a lookup takes the last one that covers vaddr. */
+    return x->size > y->size ? -1 : x->size < y->size;
+}
+
+/* PLT stubs have no symbols: without these, a pc in one takes the name of
+ * the nearest unsized symbol before it (_init). Entries of .plt (after its
+ * header) and .plt.sec are named target@plt from .rela.plt, as binutils
+ * and perf do; the rest of the PLT sections is "[plt]". */
+static int add_plt_syms(recs__module *m, Elf *elf)
+{
+    size_t shstrndx, nrel = 0, nplt = 0, namebytes = 0, k = 0;
+    Elf_Scn *scn = NULL, *rela = NULL, *dynsym = NULL;
+    GElf_Shdr sh, rsh = { 0 }, dsh = { 0 };
+    struct { uint64_t addr, size, ent; bool sec; } plt[3];
+    struct recs__sym *v;
+    Elf_Data *rd = NULL, *dd = NULL;
+    char *names, *p;
+
+    if (elf_getshdrstrndx(elf, &shstrndx) < 0)
+        return 0;
+    while ((scn = elf_nextscn(elf, scn)) != NULL) {
+        const char *n;
+        if (!gelf_getshdr(scn, &sh))
+            continue;
+        n = elf_strptr(elf, shstrndx, sh.sh_name);
+        if (!n)
+            continue;
+        if (!strcmp(n, ".rela.plt") && sh.sh_type == SHT_RELA && sh.sh_entsize) {
+            rela = scn;
+            rsh = sh;
+        } else if ((!strcmp(n, ".plt") || !strcmp(n, ".plt.sec") ||
+                    !strcmp(n, ".plt.got")) && sh.sh_size && nplt < 3) {
+            plt[nplt].addr = sh.sh_addr;
+            plt[nplt].size = sh.sh_size;
+            plt[nplt].ent = !strcmp(n, ".plt.got") ? 0 : 16;
+            plt[nplt].sec = !strcmp(n, ".plt.sec");
+            nplt++;
+        }
+    }
+    if (nplt == 0)
+        return 0;
+    if (rela && (dynsym = elf_getscn(elf, rsh.sh_link)) &&
+        gelf_getshdr(dynsym, &dsh) && (rd = elf_getdata(rela, NULL)) &&
+        (dd = elf_getdata(dynsym, NULL)))
+        nrel = rsh.sh_size / rsh.sh_entsize;
+    for (size_t i = 0; i < nrel; i++) {
+        GElf_Rela r;
+        GElf_Sym s;
+        const char *n;
+        if (gelf_getrela(rd, (int)i, &r) &&
+            gelf_getsym(dd, (int)GELF_R_SYM(r.r_info), &s) &&
+            (n = elf_strptr(elf, dsh.sh_link, s.st_name)))
+            namebytes += strlen(n) + 5;
+    }
+    v = realloc(m->syms, (m->nsyms + 2 * nrel + nplt) * sizeof *v);
+    names = malloc(namebytes + 1);
+    if (!v || !names) {
+        if (v)
+            m->syms = v;
+        free(names);
+        return REC_ENOMEM;
+    }
+    m->syms = v;
+    p = names;
+    for (size_t j = 0; j < nplt; j++) {
+        uint64_t first = plt[j].sec ? 0 : 16;   /* .plt: header first */
+        for (size_t i = 0; plt[j].ent && i < nrel &&
+             first + (i + 1) * plt[j].ent <= plt[j].size; i++) {
+            GElf_Rela r;
+            GElf_Sym s;
+            const char *n;
+            if (!gelf_getrela(rd, (int)i, &r) ||
+                !gelf_getsym(dd, (int)GELF_R_SYM(r.r_info), &s) ||
+                !(n = elf_strptr(elf, dsh.sh_link, s.st_name)))
+                continue;
+            size_t len = strlen(n);
+            memcpy(p, n, len);
+            memcpy(p + len, "@plt", 5);
+            v[m->nsyms + k].addr = plt[j].addr + first + i * plt[j].ent;
+            v[m->nsyms + k].size = plt[j].ent;
+            v[m->nsyms + k].name = p;
+            p += len + 5;
+            k++;
+        }
+    }
+    /* The sections themselves, sized, for what no entry covers. Sorted
+     * before the entries at the same address (the lookup takes the last). */
+    for (size_t j = 0; j < nplt; j++) {
+        v[m->nsyms + k].addr = plt[j].addr;
+        v[m->nsyms + k].size = plt[j].size;
+        v[m->nsyms + k].name = "[plt]";
+        k++;
+    }
+    m->nsyms += k;
+    qsort(m->syms, m->nsyms, sizeof *m->syms, cmp_sym);
+    m->plt_names = names;
+    return 0;
+}
+
+int recs__module_load(recs__module *m)
 {
     int rc;
 
@@ -283,6 +387,8 @@ int recs__module_load(recs_module *m)
         rc = load_symtab(m, m->dbg_elf, SHT_SYMTAB);
     if (rc == 0)
         rc = load_symtab(m, m->elf, SHT_DYNSYM);
+    if (rc >= 0)
+        rc = add_plt_syms(m, m->elf);
     if (rc < 0)
         goto fail;
     m->load_state = 1;
@@ -294,7 +400,7 @@ fail:
     return REC_ENOTFOUND;
 }
 
-void recs__module_unload(recs_module *m)
+void recs__module_unload(recs__module *m)
 {
     /* dwarf_end also frees the dbg_cfi it owns; eh_cfi belongs to elf. */
     if (m->dwarf)
@@ -310,6 +416,8 @@ void recs__module_unload(recs_module *m)
     if (m->fd >= 0)
         close(m->fd);
     free(m->syms);
+    free(m->plt_names);
+    m->plt_names = NULL;
     free(m->cus);
     free(m->fns);
     free(m->fn_cus);
@@ -328,7 +436,7 @@ void recs__module_unload(recs_module *m)
     m->load_state = 0;
 }
 
-const char *recs__module_symbol(recs_module *m, uint64_t vaddr)
+const char *recs__module_symbol(recs__module *m, uint64_t vaddr)
 {
     size_t lo = 0, hi = m->nsyms;
 
@@ -345,7 +453,7 @@ const char *recs__module_symbol(recs_module *m, uint64_t vaddr)
     /* A few predecessors too: a sized function can contain a nested symbol
      * (assembly entry points) that ends before vaddr. */
     for (size_t i = lo, k = 0; i-- > 0 && k < 4; k++) {
-        const struct recs_sym *s = &m->syms[i];
+        const struct recs__sym *s = &m->syms[i];
         if (vaddr - s->addr < s->size)
             return s->name;
         if (s->size == 0 && i == lo - 1)
@@ -382,7 +490,7 @@ static int cmp_cu_range(const void *a, const void *b)
  * incomplete (dwarf_addrdie fails): built once, then binary searched, so a
  * pc outside every CU (assembly, PLT) costs a lookup, not a pass over the
  * CUs. */
-static void build_cu_table(recs_module *m)
+static void build_cu_table(recs__module *m)
 {
     Dwarf_Off off = 0, next;
     size_t hsize, n = 0, cap = 0;
@@ -419,7 +527,7 @@ static void build_cu_table(recs_module *m)
     m->ncus = n;
 }
 
-static bool find_cu(recs_module *m, uint64_t vaddr, Dwarf_Die *cudie)
+static bool find_cu(recs__module *m, uint64_t vaddr, Dwarf_Die *cudie)
 {
     const struct cu_range *v;
     size_t lo = 0, hi;
@@ -523,7 +631,7 @@ static void collect_fns(Dwarf_Die *parent, struct fn_list *l)
 /* Index the subprograms of a CU the first time one of its pcs is resolved:
  * one pass over the CU instead of one per pc (walking a CU's top-level DIEs
  * means skipping every type and declaration of its headers). */
-static void index_cu(recs_module *m, Dwarf_Die *cudie)
+static void index_cu(recs__module *m, Dwarf_Die *cudie)
 {
     Dwarf_Off off = dwarf_dieoffset(cudie);
     struct fn_list l = { 0 };
@@ -560,7 +668,7 @@ static void index_cu(recs_module *m, Dwarf_Die *cudie)
 }
 
 /* The subprogram DIE whose code holds vaddr. */
-static bool find_fn(recs_module *m, Dwarf_Die *cudie, uint64_t vaddr, Dwarf_Die *fn)
+static bool find_fn(recs__module *m, Dwarf_Die *cudie, uint64_t vaddr, Dwarf_Die *fn)
 {
     size_t lo = 0, hi;
 
@@ -579,8 +687,8 @@ static bool find_fn(recs_module *m, Dwarf_Die *cudie, uint64_t vaddr, Dwarf_Die 
     return false;
 }
 
-size_t recs__module_srcframes(recs_module *m, uint64_t vaddr,
-                              recs_srcframe *out, size_t max)
+size_t recs__module_srcframes(recs__module *m, uint64_t vaddr,
+                              recs__srcframe *out, size_t max)
 {
     Dwarf_Die cudie, chain[MAX_NEST];
     Dwarf_Line *line;
@@ -607,7 +715,7 @@ size_t recs__module_srcframes(recs_module *m, uint64_t vaddr,
         Dwarf_Word w;
 
         if (!inlined || n + 1 < max)
-            out[n++] = (recs_srcframe){ die_name(&chain[i]), file,
+            out[n++] = (recs__srcframe){ die_name(&chain[i]), file,
                                         (unsigned)lineno, inlined };
         if (!inlined)
             break;
@@ -624,6 +732,6 @@ size_t recs__module_srcframes(recs_module *m, uint64_t vaddr,
             lineno = (int)w;
     }
     if (n == 0 && file)   /* code covered by the line table only */
-        out[n++] = (recs_srcframe){ NULL, file, (unsigned)lineno, false };
+        out[n++] = (recs__srcframe){ NULL, file, (unsigned)lineno, false };
     return n;
 }

@@ -1,7 +1,7 @@
 /*
  * libsampler/sym-internal.h - per-module ELF/DWARF state shared by
  * symbols.c (module map, pc cache, interning) and sym-elf.c (reading ELF
- * files lazily with elfutils). Callers hold the recs_symbols mutex.
+ * files lazily with elfutils). Callers hold the recs__symbols mutex.
  */
 #ifndef RECS_SYM_INTERNAL_H
 #define RECS_SYM_INTERNAL_H
@@ -17,16 +17,16 @@
 #define RECS_MAX_SEGMENTS 8          /* executable PT_LOADs kept per module */
 #define RECS_MAX_INLINE   16         /* inlined frames reported per pc */
 
-struct recs_sym {
+struct recs__sym {
     uint64_t addr, size;             /* ELF virtual address */
     const char *name;                /* in the ELF string table (kept mapped) */
 };
 
-typedef struct recs_module {
+typedef struct recs__module {
     char *path;                      /* as loaded; "[vdso]" for the vdso */
     uint64_t bias;                   /* runtime address - ELF vaddr */
     uint64_t lo, hi;                 /* runtime extent of executable segments */
-    recs_range seg[RECS_MAX_SEGMENTS];
+    recs__range seg[RECS_MAX_SEGMENTS];
     unsigned nseg;
     char build_id[129];              /* lowercase hex, "" if none */
     unsigned char *image;            /* private copy of the vdso image */
@@ -42,8 +42,9 @@ typedef struct recs_module {
     Dwarf *dwarf;                    /* from elf or the separate debug file */
     Dwarf_CFI *eh_cfi;               /* .eh_frame of elf */
     Dwarf_CFI *dbg_cfi;              /* .debug_frame, if no .eh_frame entry */
-    struct recs_sym *syms;
+    struct recs__sym *syms;
     size_t nsyms;
+    char *plt_names;                 /* names of the PLT entries' symbols */
     struct cu_range *cus;            /* CU address ranges (sym-elf.c) */
     size_t ncus;
     bool cus_built;
@@ -51,32 +52,32 @@ typedef struct recs_module {
     size_t nfns;
     Dwarf_Off *fn_cus;               /* CUs indexed so far */
     size_t nfn_cus;
-} recs_module;
+} recs__module;
 
 /* One source-level frame for a pc (innermost first). Strings point into
  * libdw/libelf data of the module: copy or intern them before unlocking. */
-typedef struct recs_srcframe {
+typedef struct recs__srcframe {
     const char *function;
     const char *file;
     unsigned line;
     bool inlined;
-} recs_srcframe;
+} recs__srcframe;
 
 /* Open the module's ELF (and debug file, CFI, symbol table) once. Returns 0,
  * or < 0 if the file cannot be read (the module then resolves to offsets). */
-int  recs__module_load(recs_module *m);
-void recs__module_unload(recs_module *m);
+int  recs__module_load(recs__module *m);
+void recs__module_unload(recs__module *m);
 
 /* Name of the function containing vaddr from .symtab/.dynsym, or NULL. */
-const char *recs__module_symbol(recs_module *m, uint64_t vaddr);
+const char *recs__module_symbol(recs__module *m, uint64_t vaddr);
 
 /* Source frames for vaddr from DWARF: the inlined calls then the physical
  * function. Returns how many were written to out (0 without debug info). */
-size_t recs__module_srcframes(recs_module *m, uint64_t vaddr,
-                              recs_srcframe *out, size_t max);
+size_t recs__module_srcframes(recs__module *m, uint64_t vaddr,
+                              recs__srcframe *out, size_t max);
 
-/* See recs_symbols_leaf_return(): the CFI rule at vaddr. */
-int recs__module_leaf_return(recs_module *m, uint64_t vaddr,
+/* See recs__symbols_leaf_return(): the CFI rule at vaddr. */
+int recs__module_leaf_return(recs__module *m, uint64_t vaddr,
                              const uint64_t *window, size_t nwords,
                              uint64_t *ret);
 

@@ -10,10 +10,11 @@
  * the loader's" against a dlopen constructor that might call into the
  * sampler.
  */
-#include "config.h"
+#include <config.h>
 #include "sym-internal.h"
 
 #include <dlfcn.h>
+#include <inttypes.h>
 #include <elf.h>
 #include <link.h>
 #include <pthread.h>
@@ -35,13 +36,13 @@ struct cache_slot {
 
 typedef char *(*demangle_fn)(const char *, char *, size_t *, int *);
 
-struct recs_symbols {
+struct recs__symbols {
     pthread_mutex_t lock;
     rec_writer *w;
     demangle_fn demangle;           /* __cxa_demangle if the program has it */
-    recs_module **mods;             /* sorted by lo */
+    recs__module **mods;             /* sorted by lo */
     size_t nmods;
-    recs_range *ranges;             /* executable segments, sorted */
+    recs__range *ranges;             /* executable segments, sorted */
     size_t nranges;
     uint64_t generation;
     uint64_t last_scan_ns;
@@ -49,7 +50,8 @@ struct recs_symbols {
     size_t cap, used;
     rec_id *ids;
     size_t nids, capids;
-    recs_symbols_stats stats;
+    recs__symbols_stats stats;
+    bool retry;                     /* resolve(): result incomplete */
 };
 
 /* ------------------------------------------------------------------ */
@@ -60,7 +62,7 @@ struct recs_symbols {
 struct found {
     char *path;
     uint64_t bias;
-    recs_range seg[RECS_MAX_SEGMENTS];
+    recs__range seg[RECS_MAX_SEGMENTS];
     unsigned nseg;
     char build_id[129];
     const unsigned char *vdso;      /* ELF header of the vdso, else NULL */
@@ -169,7 +171,7 @@ nomem:
 /* Copy of the vdso image (the ELF file is not on disk). Its PT_LOAD maps
  * whole pages from the image's start; the section headers follow the
  * loaded bytes but lie in those pages. Nothing beyond them is read. */
-static int copy_vdso(recs_module *m, const unsigned char *ehdr_p)
+static int copy_vdso(recs__module *m, const unsigned char *ehdr_p)
 {
     const ElfW(Ehdr) *eh = (const ElfW(Ehdr) *)ehdr_p;
     size_t size = 0, page = (size_t)sysconf(_SC_PAGESIZE), sh_end;
@@ -195,7 +197,7 @@ static int copy_vdso(recs_module *m, const unsigned char *ehdr_p)
     return 0;
 }
 
-static void module_free(recs_module *m)
+static void module_free(recs__module *m)
 {
     if (!m)
         return;
@@ -205,9 +207,9 @@ static void module_free(recs_module *m)
     free(m);
 }
 
-static int module_new(recs_symbols *s, struct found *f, recs_module **out)
+static int module_new(recs__symbols *s, struct found *f, recs__module **out)
 {
-    recs_module *m = calloc(1, sizeof *m);
+    recs__module *m = calloc(1, sizeof *m);
     struct rec_Module mod;
     rec_id bid = 0;
     int rc;
@@ -250,24 +252,24 @@ fail:
 
 static int cmp_mod(const void *a, const void *b)
 {
-    const recs_module *x = *(recs_module *const *)a, *y = *(recs_module *const *)b;
+    const recs__module *x = *(recs__module *const *)a, *y = *(recs__module *const *)b;
     return x->lo < y->lo ? -1 : x->lo > y->lo;
 }
 
 static int cmp_range(const void *a, const void *b)
 {
-    const recs_range *x = a, *y = b;
+    const recs__range *x = a, *y = b;
     return x->start < y->start ? -1 : x->start > y->start;
 }
 
-static void cache_clear(recs_symbols *s, bool unresolved_only);
+static void cache_clear(recs__symbols *s, bool unresolved_only);
 
 /* Merge a scan into the module list (lock held). */
-static int merge(recs_symbols *s, struct found_list *l)
+static int merge(recs__symbols *s, struct found_list *l)
 {
     size_t added = 0, removed = 0, nr = 0;
-    recs_module **mods;
-    recs_range *ranges;
+    recs__module **mods;
+    recs__range *ranges;
     int rc = 0;
 
     for (size_t i = 0; i < s->nmods; i++)
@@ -277,9 +279,9 @@ static int merge(recs_symbols *s, struct found_list *l)
         return REC_ENOMEM;
     for (size_t i = 0; i < l->n; i++) {
         struct found *f = &l->v[i];
-        recs_module *m = NULL;
+        recs__module *m = NULL;
         for (size_t j = 0; j < s->nmods; j++) {
-            recs_module *o = s->mods[j];
+            recs__module *o = s->mods[j];
             if (!o->seen && o->bias == f->bias && o->seg[0].start == f->seg[0].start &&
                 !strcmp(o->path, f->path)) {
                 m = o;
@@ -336,7 +338,7 @@ static int merge(recs_symbols *s, struct found_list *l)
     return rc < 0 ? rc : (int)added;
 }
 
-int recs_symbols_scan(recs_symbols *s)
+int recs__symbols_scan(recs__symbols *s)
 {
     struct found_list l = { .first = true };
     int rc;
@@ -364,9 +366,9 @@ int recs_symbols_scan(recs_symbols *s)
 /* Lifetime, module events, ranges                                     */
 /* ------------------------------------------------------------------ */
 
-int recs_symbols_create(recs_symbols **out, rec_writer *w)
+int recs__symbols_create(recs__symbols **out, rec_writer *w)
 {
-    recs_symbols *s;
+    recs__symbols *s;
 
     if (!out || !w)
         return REC_EINVAL;
@@ -381,7 +383,7 @@ int recs_symbols_create(recs_symbols **out, rec_writer *w)
     return 0;
 }
 
-void recs_symbols_destroy(recs_symbols *s)
+void recs__symbols_destroy(recs__symbols *s)
 {
     if (!s)
         return;
@@ -395,13 +397,13 @@ void recs_symbols_destroy(recs_symbols *s)
     free(s);
 }
 
-int recs_symbols_emit_modules(recs_symbols *s, rec_stream *st, bool all)
+int recs__symbols_emit_modules(recs__symbols *s, rec_stream *st, bool all)
 {
     int rc = 0, n = 0;
 
     pthread_mutex_lock(&s->lock);
     for (size_t i = 0; i < s->nmods; i++) {
-        recs_module *m = s->mods[i];
+        recs__module *m = s->mods[i];
         struct rec_ModuleLoad ev;
         if (m->emitted && !all)
             continue;
@@ -417,7 +419,7 @@ int recs_symbols_emit_modules(recs_symbols *s, rec_stream *st, bool all)
     return rc < 0 ? rc : n;
 }
 
-static bool in_ranges(const recs_symbols *s, uint64_t pc)
+static bool in_ranges(const recs__symbols *s, uint64_t pc)
 {
     size_t lo = 0, hi = s->nranges;
 
@@ -431,7 +433,7 @@ static bool in_ranges(const recs_symbols *s, uint64_t pc)
     return lo > 0 && pc < s->ranges[lo - 1].end;
 }
 
-bool recs_symbols_is_executable(recs_symbols *s, uint64_t pc)
+bool recs__symbols_is_executable(recs__symbols *s, uint64_t pc)
 {
     bool r;
 
@@ -441,7 +443,7 @@ bool recs_symbols_is_executable(recs_symbols *s, uint64_t pc)
     return r;
 }
 
-size_t recs_symbols_ranges(recs_symbols *s, recs_range *out, size_t max,
+size_t recs__symbols_ranges(recs__symbols *s, recs__range *out, size_t max,
                            uint64_t *generation)
 {
     size_t n;
@@ -456,7 +458,7 @@ size_t recs_symbols_ranges(recs_symbols *s, recs_range *out, size_t max,
     return n;
 }
 
-void recs_symbols_get_stats(recs_symbols *s, recs_symbols_stats *st)
+void recs__symbols_get_stats(recs__symbols *s, recs__symbols_stats *st)
 {
     pthread_mutex_lock(&s->lock);
     *st = s->stats;
@@ -476,7 +478,7 @@ static uint64_t hash64(uint64_t k)
     return k ^ (k >> 33);
 }
 
-static struct cache_slot *cache_find(recs_symbols *s, uint64_t key)
+static struct cache_slot *cache_find(recs__symbols *s, uint64_t key)
 {
     if (!s->cap)
         return NULL;
@@ -497,7 +499,7 @@ static void cache_put_slot(struct cache_slot *slots, size_t cap,
     slots[i] = *e;
 }
 
-static void cache_clear(recs_symbols *s, bool unresolved_only)
+static void cache_clear(recs__symbols *s, bool unresolved_only)
 {
     if (!unresolved_only || !s->cap) {
         if (s->cap)
@@ -523,7 +525,7 @@ static void cache_clear(recs_symbols *s, bool unresolved_only)
     free(old);
 }
 
-static int cache_put(recs_symbols *s, uint64_t key, const rec_id *ids,
+static int cache_put(recs__symbols *s, uint64_t key, const rec_id *ids,
                      size_t n, bool unresolved)
 {
     struct cache_slot e;
@@ -569,7 +571,7 @@ static int cache_put(recs_symbols *s, uint64_t key, const rec_id *ids,
 /* Resolution                                                          */
 /* ------------------------------------------------------------------ */
 
-static recs_module *find_module(recs_symbols *s, uint64_t addr)
+static recs__module *find_module(recs__symbols *s, uint64_t addr)
 {
     size_t lo = 0, hi = s->nmods;
 
@@ -584,7 +586,7 @@ static recs_module *find_module(recs_symbols *s, uint64_t addr)
      * gap between them is not taken for code. */
     if (lo == 0)
         return NULL;
-    recs_module *m = s->mods[lo - 1];
+    recs__module *m = s->mods[lo - 1];
     for (unsigned i = 0; i < m->nseg; i++)
         if (addr >= m->seg[i].start && addr < m->seg[i].end)
             return m;
@@ -594,7 +596,7 @@ static recs_module *find_module(recs_symbols *s, uint64_t addr)
 /* Function names as people read them: without the version of a versioned
  * alias ("clock_gettime@@GLIBC_2.17"), C++ names demangled when the
  * program has the demangler. */
-static int intern_function(recs_symbols *s, const char *name, rec_id *id)
+static int intern_function(recs__symbols *s, const char *name, rec_id *id)
 {
     char buf[1024];
     int rc;
@@ -616,7 +618,7 @@ static int intern_function(recs_symbols *s, const char *name, rec_id *id)
     return rec_intern_cstr(s->w, name, id);
 }
 
-static int intern_frame(recs_symbols *s, const char *function, rec_id module,
+static int intern_frame(recs__symbols *s, const char *function, rec_id module,
                         uint64_t offset, const char *file, unsigned line,
                         bool inlined, rec_id *id)
 {
@@ -638,11 +640,40 @@ static int intern_frame(recs_symbols *s, const char *function, rec_id module,
     return rc;
 }
 
-/* Frames for addr (lock held). */
-static int resolve(recs_symbols *s, recs_module *m, uint64_t addr,
+/* A function without a symbol (a stripped module's static functions) is
+ * named by its module and its start as its FDE gives it,
+ * "libz.so.1+0x2a30", so that distinct functions stay distinct; NULL when
+ * no FDE covers addr. The unwinder owns the tables (weak: the symbolizer
+ * is also linked without it). */
+extern int recs__uw_symbolic_start(uint64_t pc, uint64_t *vaddr)
+    __attribute__((weak));
+
+static const char *start_name(recs__symbols *s, const recs__module *m,
+                              uint64_t addr, char *buf, size_t size)
+{
+    const char *base = strrchr(m->path, '/');
+    uint64_t start;
+    int rc;
+
+    if (!recs__uw_symbolic_start)
+        return NULL;
+    rc = recs__uw_symbolic_start(addr, &start);
+    if (rc < 0)
+        s->retry = true;      /* tables not built yet: do not cache */
+    if (rc <= 0)
+        return NULL;
+    snprintf(buf, size, "%s+0x%" PRIx64, base ? base + 1 : m->path, start);
+    return buf;
+}
+
+/* Frames for addr (lock held). A return address that follows no symbol
+ * but precedes one is the signal trampoline's (glibc puts a nop before
+ * __restore_rt for the pc - 1 lookup): named by the next symbol. */
+static int resolve(recs__symbols *s, recs__module *m, uint64_t addr,
                    rec_id *ids, size_t *n)
 {
-    recs_srcframe sf[RECS_MAX_INLINE];
+    char name[300];
+    recs__srcframe sf[RECS_MAX_INLINE];
     size_t nsf = 0;
     const char *sym = NULL;
     uint64_t vaddr;
@@ -656,6 +687,10 @@ static int resolve(recs_symbols *s, recs_module *m, uint64_t addr,
         nsf = recs__module_srcframes(m, vaddr, sf, RECS_MAX_INLINE);
         sym = recs__module_symbol(m, vaddr);
     }
+    if (nsf == 0 && !sym && m->load_state > 0)
+        sym = recs__module_symbol(m, vaddr + 1);   /* see below */
+    if (nsf == 0 && !sym)
+        sym = start_name(s, m, addr, name, sizeof name);
     if (nsf == 0)
         return intern_frame(s, sym, m->path_id, vaddr, NULL, 0, false, &ids[(*n)++]);
     for (size_t i = 0; i < nsf; i++) {
@@ -674,14 +709,14 @@ static int resolve(recs_symbols *s, recs_module *m, uint64_t addr,
     return 0;
 }
 
-int recs_symbols_frames(recs_symbols *s, uint64_t pc, bool is_return_address,
+int recs__symbols_frames(recs__symbols *s, uint64_t pc, bool is_return_address,
                         rec_id *frames, size_t max, size_t *n)
 {
     uint64_t key = ((pc << 1) | is_return_address) + 1;
     uint64_t addr = is_return_address && pc ? pc - 1 : pc;
     rec_id ids[RECS_MAX_INLINE + 1];
     struct cache_slot *e;
-    recs_module *m;
+    recs__module *m;
     size_t k = 0;
     int rc;
 
@@ -703,12 +738,13 @@ int recs_symbols_frames(recs_symbols *s, uint64_t pc, bool is_return_address,
     if (!m && rec_now_ns() - s->last_scan_ns >= RESCAN_NS) {
         /* Maybe dlopen()ed since the last scan. */
         pthread_mutex_unlock(&s->lock);
-        recs_symbols_scan(s);
+        recs__symbols_scan(s);
         pthread_mutex_lock(&s->lock);
         m = find_module(s, addr);
     }
+    s->retry = false;
     rc = resolve(s, m, addr, ids, &k);
-    if (rc >= 0)
+    if (rc >= 0 && !s->retry)
         rc = cache_put(s, key, ids, k, m == NULL);
     pthread_mutex_unlock(&s->lock);
     if (rc < 0)
@@ -720,11 +756,11 @@ int recs_symbols_frames(recs_symbols *s, uint64_t pc, bool is_return_address,
     return 0;
 }
 
-int recs_symbols_leaf_return(recs_symbols *s, uint64_t pc, uint64_t sp,
+int recs__symbols_leaf_return(recs__symbols *s, uint64_t pc, uint64_t sp,
                              const uint64_t *stack_window, size_t nwords,
                              uint64_t *ret)
 {
-    recs_module *m;
+    recs__module *m;
     int rc;
 
     (void)sp;

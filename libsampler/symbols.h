@@ -3,7 +3,7 @@
  *
  * Not async-signal-safe: called by the drain (sampler thread, or a thread at
  * its own safe point such as thread exit), never from the signal handler.
- * Every function is thread-safe (one mutex per recs_symbols).
+ * Every function is thread-safe (one mutex per recs__symbols).
  *
  * Built on elfutils (libelf + libdw), the library perf, systemtap and
  * eu-stack use: one dependency gives ELF symbol tables, DWARF line tables,
@@ -18,26 +18,26 @@
 #include <stdint.h>
 #include <rec/record.h>
 
-typedef struct recs_symbols recs_symbols;
+typedef struct recs__symbols recs__symbols;
 
 /* Interns String/Module/Frame pool entries into w (the ids stay valid for the
  * writer's lifetime: the writer re-emits pools per chunk). Does not scan:
- * call recs_symbols_scan() next. */
-int  recs_symbols_create(recs_symbols **out, rec_writer *w);
-void recs_symbols_destroy(recs_symbols *s);
+ * call recs__symbols_scan() next. */
+int  recs__symbols_create(recs__symbols **out, rec_writer *w);
+void recs__symbols_destroy(recs__symbols *s);
 
 /* (Re)read the process's loaded modules (dl_iterate_phdr, plus the vdso).
  * New modules get a Module pool entry and are queued for
- * recs_symbols_emit_modules(); modules that were unloaded are forgotten.
+ * recs__symbols_emit_modules(); modules that were unloaded are forgotten.
  * Returns the number of new modules (>= 0) or a negative REC_E* code.
- * recs_symbols_frames() rescans by itself when it meets a pc outside every
+ * recs__symbols_frames() rescans by itself when it meets a pc outside every
  * known module (rate-limited to once per 100 ms). */
-int recs_symbols_scan(recs_symbols *s);
+int recs__symbols_scan(recs__symbols *s);
 
 /* Emit one ModuleLoad event into st for every module found since the last
  * call (all modules known when all is true, e.g. after a chunk rotation if
  * one wants them in every chunk). Returns the number emitted or < 0. */
-int recs_symbols_emit_modules(recs_symbols *s, rec_stream *st, bool all);
+int recs__symbols_emit_modules(recs__symbols *s, rec_stream *st, bool all);
 
 /* Resolve one pc into Frame ids, innermost first: the inlined frames (from
  * DWARF, inlined=true) then the physical function. *n is set to the number of
@@ -47,20 +47,20 @@ int recs_symbols_emit_modules(recs_symbols *s, rec_stream *st, bool all);
  * that lookup address minus the module's load bias (what addr2line takes).
  * A pc in no module gives one Frame with module and function null and offset
  * the absolute pc. Results are cached per (pc, is_return_address). */
-int recs_symbols_frames(recs_symbols *s, uint64_t pc, bool is_return_address,
+int recs__symbols_frames(recs__symbols *s, uint64_t pc, bool is_return_address,
                         rec_id *frames, size_t max, size_t *n);
 
 /* True if pc lies in an executable segment of a known module. */
-bool recs_symbols_is_executable(recs_symbols *s, uint64_t pc);
+bool recs__symbols_is_executable(recs__symbols *s, uint64_t pc);
 
 /* Executable address ranges [start, end), sorted by start, for copying into
  * signal-safe memory. Copies up to max ranges into out (out may be NULL when
  * max is 0) and returns how many exist (so a caller can size its buffer).
  * *generation (if not NULL) changes whenever the set of ranges changes. */
-typedef struct recs_range {
+typedef struct recs__range {
     uint64_t start, end;
-} recs_range;
-size_t recs_symbols_ranges(recs_symbols *s, recs_range *out, size_t max,
+} recs__range;
+size_t recs__symbols_ranges(recs__symbols *s, recs__range *out, size_t max,
                            uint64_t *generation);
 
 /* Frameless-leaf correction. A frame-pointer walk that starts in a function
@@ -79,18 +79,18 @@ size_t recs_symbols_ranges(recs_symbols *s, recs_range *out, size_t max,
  *   REC_ETRUNCATED the return address lies beyond the window.
  *   REC_EINVAL     no CFI for pc, or a rule this code does not evaluate.
  * sp is only used for documentation/diagnostics: offsets are relative to it. */
-int recs_symbols_leaf_return(recs_symbols *s, uint64_t pc, uint64_t sp,
+int recs__symbols_leaf_return(recs__symbols *s, uint64_t pc, uint64_t sp,
                              const uint64_t *stack_window, size_t nwords,
                              uint64_t *ret);
 
 /* Counters for tests and benchmarks. */
-typedef struct recs_symbols_stats {
+typedef struct recs__symbols_stats {
     uint64_t modules;        /* modules currently known */
-    uint64_t scans;          /* recs_symbols_scan() runs (explicit + automatic) */
-    uint64_t lookups;        /* recs_symbols_frames() calls */
+    uint64_t scans;          /* recs__symbols_scan() runs (explicit + automatic) */
+    uint64_t lookups;        /* recs__symbols_frames() calls */
     uint64_t misses;         /* of which not in the pc cache */
     uint64_t frames;         /* Frame entries interned */
-} recs_symbols_stats;
-void recs_symbols_get_stats(recs_symbols *s, recs_symbols_stats *st);
+} recs__symbols_stats;
+void recs__symbols_get_stats(recs__symbols *s, recs__symbols_stats *st);
 
 #endif

@@ -1,5 +1,6 @@
 /*
- * libsampler/thread.c - per-thread state: registration, the CPU-time timer,
+ * libsampler/thread.c - per-thread state: registration, the arming of the
+ * thread's signal source (engine.h: a CPU-time timer or a perf event),
  * teardown.
  *
  * A thread's state is created by the thread itself (our pthread_create
@@ -16,26 +17,28 @@
  * of a thread that runs in short bursts, or on a loaded machine may never
  * be signalled before the thread exits or the timer stops. Each arming
  * therefore records the thread's CPU clock read just before timer_settime
- * (arm_cpu) and the period (arm_period); the handler adds overrun + 1 to
- * the thread's expiry count K for every signal it turns into a sample or a
- * lost count (whatever the reason), and a signal collected as pending at
- * exit is added the same way. When the arming ends (exit, stop, re-arm)
- * with the CPU clock at cpu, the timer has expired E = floor((cpu -
- * arm_cpu) / arm_period) times; E - K > 0 expiries were never signalled
- * and are counted lost with reason "undelivered". What remains, cpu -
- * arm_cpu - E * period < period, is the partial period that never expired:
- * the one inherent error of the method.
+ * (arm_cpu), the period (arm_period) and how much sooner than a period the
+ * first expiry was set (arm_phase: random for a new thread, see
+ * first_phase(); the partial period carried over at a re-arm); the
+ * handler adds overrun + 1 to the thread's expiry count K for every signal
+ * it turns into a sample or a lost count (whatever the reason), and a
+ * signal collected as pending at exit is added the same way. When the
+ * arming ends (exit, stop, re-arm) with the CPU clock at cpu, the timer has
+ * expired E = floor((cpu - arm_cpu + arm_phase) / arm_period) times;
+ * E - K > 0 expiries were never signalled and are counted lost with reason
+ * "undelivered". E * period differs from the CPU time used by less than a
+ * period (the first expiry may stand for less than a period, the partial
+ * one at the end never expired): the one inherent error of the method,
+ * unbiased with a random phase.
  *
  * Memory ordering of K: only the handler running on the thread itself and
  * that thread's exit path (signal blocked) write it, with relaxed atomic
  * adds. It is read by the thread itself at exit (program order), at stop
  * after every handler has left (the handler's seq_cst decrement of
- * recs_g.inflight after its add, and the stopper's seq_cst load of 0,
+ * recs__g.inflight after its add, and the stopper's seq_cst load of 0,
  * order it), and at a re-arm with an atomic exchange (see rearm()).
  */
-#ifdef HAVE_CONFIG_H
-#include "config.h"
-#endif
+#include <config.h>
 #include "internal.h"
 
 #include <errno.h>
@@ -44,7 +47,7 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
-__thread recs_thread *recs_self __attribute__((tls_model("initial-exec")));
+__thread recs__thread *recs__self __attribute__((tls_model("initial-exec")));
 
 /* The cookie our timers carry in si_value, to tell their signals from the
  * program's own (setitimer, kill, sigqueue). */
@@ -53,8 +56,9 @@ char recs__timer_cookie;
 static pthread_key_t exit_key;
 static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
 
-const char *const recs_lost_names[RECS_LOST_NREASONS] = {
+const char *const recs__lost_names[RECS_LOST_NREASONS] = {
     "queue-full", "queue-busy", "unsafe", "timer-failed", "undelivered",
+    "blocked",
 };
 
 pid_t recs__gettid(void)
@@ -67,8 +71,8 @@ int recs__block_signal(sigset_t *old)
     sigset_t set;
 
     sigemptyset(&set);
-    if (recs_g.signo > 0)
-        sigaddset(&set, recs_g.signo);
+    if (recs__g.signo > 0)
+        sigaddset(&set, recs__g.signo);
     return pthread_sigmask(SIG_BLOCK, &set, old);
 }
 
@@ -113,16 +117,18 @@ void recs__thread_key_init(void)
 
 uint32_t recs__queue_capacity(uint64_t period_ns, unsigned depth)
 {
-    size_t slot = recs_request_size(depth);
-    size_t budget = (RECS_THREAD_BYTES - sizeof(recs_thread)) / slot;
-    uint64_t per = period_ns > 1000000 ? period_ns : 1000000;
-    /* Signals the timer can send between two drains (at most one per
-     * timer tick, overruns folded in), four times over for a sampler thread
+    size_t slot = recs__request_size(depth);
+    size_t budget = (RECS_THREAD_BYTES - sizeof(recs__thread)) / slot;
+    /* A timer signals at most once per tick (1 ms at HZ=1000, overruns
+     * folded in); a perf event once per period. */
+    uint64_t floor = recs__g.engine == RECS_ENGINE_PERF ? 0 : 1000000;
+    uint64_t per = period_ns > floor ? period_ns : floor;
+    /* Signals between two drains, four times over for a sampler thread
      * that runs late on a busy machine. */
     uint64_t cap = 4 * (RECS_DRAIN_NS + per - 1) / per;
 
-    if (recs_g.cfg.queue_capacity)
-        return recs_g.cfg.queue_capacity;
+    if (recs__g.cfg.queue_capacity)
+        return recs__g.cfg.queue_capacity;
     if (cap < 32)
         cap = 32;
     if (cap > budget)
@@ -132,11 +138,11 @@ uint32_t recs__queue_capacity(uint64_t period_ns, unsigned depth)
     return (uint32_t)cap;
 }
 
-static void stack_bounds(recs_thread *t)
+static void stack_bounds(recs__thread *t)
 {
     pthread_attr_t attr;
-    void *addr;
-    size_t size;
+    void *addr = NULL;
+    size_t size = 0;
 
     t->stack_lo = t->stack_hi = 0;
     if (pthread_getattr_np(pthread_self(), &attr) != 0)
@@ -148,7 +154,7 @@ static void stack_bounds(recs_thread *t)
     pthread_attr_destroy(&attr);
 }
 
-uint64_t recs__thread_cpu_ns(const recs_thread *t)
+uint64_t recs__thread_cpu_ns(const recs__thread *t)
 {
     struct timespec ts;
 
@@ -157,9 +163,9 @@ uint64_t recs__thread_cpu_ns(const recs_thread *t)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-recs_thread *recs__thread_new(pid_t parent_tid)
+recs__thread *recs__thread_new(pid_t parent_tid)
 {
-    recs_thread *t = calloc(1, sizeof *t);
+    recs__thread *t = calloc(1, sizeof *t);
 
     if (!t)
         return NULL;
@@ -168,11 +174,13 @@ recs_thread *recs__thread_new(pid_t parent_tid)
     t->self = pthread_self();
     if (pthread_getcpuclockid(t->self, &t->cpuclock) != 0)
         t->cpuclock = CLOCK_THREAD_CPUTIME_ID;
+    t->perf_fd = -1;
+    atomic_store(&t->perf_sig_fd, -1);
     stack_bounds(t);
     return t;
 }
 
-void recs__thread_free(recs_thread *t)
+void recs__thread_free(recs__thread *t)
 {
     if (!t)
         return;
@@ -182,11 +190,11 @@ void recs__thread_free(recs_thread *t)
 
 /* (Re)size the queue for the session's depth; only while the handler cannot
  * touch it (safe == 0). */
-static int queue_prepare(recs_thread *t)
+static int queue_prepare(recs__thread *t)
 {
-    unsigned depth = recs_g.cfg.depth;
-    uint32_t cap = recs_g.capacity;
-    size_t slot = recs_request_size(depth);
+    unsigned depth = recs__g.cfg.depth;
+    uint32_t cap = recs__g.capacity;
+    size_t slot = recs__request_size(depth);
 
     /* A handler can no longer be abandoned mid-enqueue (it runs with
      * every signal blocked), but a lock left by one before a fork or by
@@ -210,24 +218,18 @@ static int queue_prepare(recs_thread *t)
     return 0;
 }
 
-/* Arm t's timer: every period_ns, the first expiry after first_ns. */
-static int settime(recs_thread *t, uint64_t period_ns, uint64_t first_ns)
+/* Arm t's source: every period_ns, the first expiry after first_ns. */
+static int settime(recs__thread *t, uint64_t period_ns, uint64_t first_ns)
 {
-    struct itimerspec its;
-
-    its.it_interval.tv_sec = (time_t)(period_ns / 1000000000u);
-    its.it_interval.tv_nsec = (long)(period_ns % 1000000000u);
-    its.it_value.tv_sec = (time_t)(first_ns / 1000000000u);
-    its.it_value.tv_nsec = (long)(first_ns % 1000000000u);
     atomic_store(&t->period_ns, period_ns);
-    return timer_settime(t->timer, 0, &its, NULL);
+    return recs__engine_settime(t, period_ns, first_ns);
 }
 
 /* End t's current arming at CPU clock cpu_ns: the expiries the kernel
  * never signalled are counted lost (undelivered). reg_lock held; K must
  * already hold every signal of this arming that will ever be recorded.
  * Returns the partial period that had not expired. */
-static uint64_t close_arming(recs_thread *t, uint64_t cpu_ns)
+static uint64_t close_arming(recs__thread *t, uint64_t cpu_ns)
 {
     uint64_t k = atomic_exchange(&t->expiries, 0);
     uint64_t e, used;
@@ -235,17 +237,18 @@ static uint64_t close_arming(recs_thread *t, uint64_t cpu_ns)
     if (!t->armed)
         return 0;
     t->armed = false;
-    if (!t->arm_period || cpu_ns <= t->arm_cpu)
+    if (!t->arm_period || cpu_ns + t->arm_phase <= t->arm_cpu)
         return 0;
-    used = cpu_ns - t->arm_cpu;
+    used = cpu_ns + t->arm_phase - t->arm_cpu;
     e = used / t->arm_period;
     if (e > k)
-        recs__thread_add_lost(t, RECS_LOST_UNDELIVERED, e - k,
-                              (e - k) * t->arm_period);
+        recs__thread_add_lost(t, t->sig_blocked ? RECS_LOST_BLOCKED
+                                                : RECS_LOST_UNDELIVERED,
+                              e - k, (e - k) * t->arm_period);
     return used - e * t->arm_period;
 }
 
-void recs__thread_close_arming(recs_thread *t, uint64_t cpu_ns)
+void recs__thread_close_arming(recs__thread *t, uint64_t cpu_ns)
 {
     close_arming(t, cpu_ns);
 }
@@ -263,34 +266,52 @@ void recs__thread_close_arming(recs_thread *t, uint64_t cpu_ns)
  * undelivered in the old one), and one of the new arming handled before
  * the exchange in the old one; either way at most one period per re-arm
  * is misplaced, never lost. */
-static int rearm(recs_thread *t, uint64_t period_ns)
+static int rearm(recs__thread *t, uint64_t period_ns)
 {
     uint64_t c = recs__thread_cpu_ns(t);
     uint64_t partial = 0;
 
-    if (t->armed && t->arm_period && c > t->arm_cpu)
-        partial = (c - t->arm_cpu) % t->arm_period;
-    if (partial > c)
-        partial = c;
+    if (t->armed && t->arm_period && c + t->arm_phase > t->arm_cpu)
+        partial = (c + t->arm_phase - t->arm_cpu) % t->arm_period;
     if (settime(t, period_ns, period_ns - partial % period_ns) != 0)
         return REC_EIO;
     close_arming(t, c);
-    t->arm_cpu = c - partial;
+    t->arm_cpu = c;
+    t->arm_phase = partial;
+    atomic_store(&t->origin_cpu, c - partial);
     t->arm_period = period_ns;
     t->armed = true;
     return 0;
+}
+
+/* The first expiry of a thread comes after a random part of a period,
+ * uniform in (0, period]: how much sooner than a whole period. With a
+ * fixed phase, a thread whose CPU time is a multiple of the period (a
+ * fixed budget, a short worker) has its last expiry at its very end,
+ * where no scheduler tick signals it: lost every time. With a random one
+ * the expiries stand for the thread's CPU time without bias, and each
+ * thread loses its last expiry only when it falls in its final tick. */
+static uint64_t first_phase(const recs__thread *t, uint64_t period_ns)
+{
+    uint64_t x = recs__now_ns() ^ ((uint64_t)t->tid * 0x9e3779b97f4a7c15ull);
+
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdull;
+    x ^= x >> 33;
+    return period_ns ? x % period_ns : 0;
 }
 
 /* Start sampling t in the running session: ThreadStart due, queue ready,
  * timer armed. With reg_lock held; t may be another thread (a timer can
  * target any thread of the process). A thread already in the session only
  * gets its period changed. */
-int recs__thread_arm(recs_thread *t, uint64_t period_ns)
+int recs__thread_arm(recs__thread *t, uint64_t period_ns)
 {
-    struct sigevent sev;
+    bool fallback;
+    uint64_t phase;
 
     if (t->in_session)
-        return t->has_timer && !recs_g.hijacked ? rearm(t, period_ns) : 0;
+        return t->has_timer && !recs__g.hijacked ? rearm(t, period_ns) : 0;
     atomic_store(&t->safe, 0);
     t->in_session = true;
     t->start_pending = true;
@@ -304,34 +325,34 @@ int recs__thread_arm(recs_thread *t, uint64_t period_ns)
         atomic_store(&t->lost[i].count, 0);
         atomic_store(&t->lost[i].ns, 0);
     }
-    atomic_fetch_add(&recs_g.threads_seen, 1);
+    atomic_fetch_add(&recs__g.threads_seen, 1);
     if (queue_prepare(t) < 0)
         goto failed;
-    if (recs_g.hijacked) {
+    if (recs__g.hijacked) {
         /* Our handler is gone (warned): no timer, its CPU time is lost. */
         t->timer_failed = true;
         return REC_EIO;
     }
 
-    memset(&sev, 0, sizeof sev);
-    sev.sigev_notify = SIGEV_THREAD_ID;
-    sev.sigev_signo = recs_g.signo;
-    sev._sigev_un._tid = t->tid;
-    sev.sigev_value.sival_ptr = &recs__timer_cookie;
-    if (timer_create(t->cpuclock, &sev, &t->timer) != 0)
+    if (recs__engine_create(t, period_ns, &fallback) != 0)
         goto failed;
-    t->has_timer = true;
+    t->fell_back = fallback;
     atomic_store(&t->period_ns, period_ns);
     atomic_store(&t->safe, 1);
     /* ThreadStart's CPU time is the arming's origin: the same reading. */
     t->start_cpu = recs__thread_cpu_ns(t);
-    if (settime(t, period_ns, period_ns) != 0) {
+    /* perf signals are not tick-bound: no random phase (its first
+     * overflow is a whole period away whatever first_ns says). */
+    phase = t->engine == RECS_ENGINE_PERF ? 0 : first_phase(t, period_ns);
+    atomic_store(&t->origin_cpu, t->start_cpu);
+    if (settime(t, period_ns, period_ns - phase) != 0) {
         atomic_store(&t->safe, 0);
-        timer_delete(t->timer);
+        recs__engine_destroy(t);
         t->has_timer = false;
         goto failed;
     }
     t->arm_cpu = t->start_cpu;
+    t->arm_phase = phase;
     t->arm_period = period_ns;
     t->armed = true;
     return 0;
@@ -342,7 +363,7 @@ failed:
     {
         int err = errno;
         t->timer_failed = true;
-        if (atomic_fetch_add(&recs_g.timer_failures, 1) == 0)
+        if (atomic_fetch_add(&recs__g.timer_failures, 1) == 0)
             recs__warn("cannot create a CPU-time timer for thread %d (%s); "
                        "its CPU time is reported as lost",
                        (int)t->tid, strerror(err));
@@ -353,85 +374,85 @@ failed:
 /* Stop t's timer at recs_stop, noting the CPU clock just before: the
  * arming ends there, and so does the thread's figure in the recording
  * (its snapshot ThreadEnd). */
-void recs__thread_pause_timer(recs_thread *t)
+void recs__thread_pause_timer(recs__thread *t)
 {
-    struct itimerspec zero;
     uint64_t c = recs__thread_cpu_ns(t);
 
-    memset(&zero, 0, sizeof zero);
-    if (timer_settime(t->timer, 0, &zero, NULL) == 0) {
+    if (recs__engine_pause(t) == 0) {
         t->stop_cpu = c;
         t->end_ns = recs__now_ns();
         t->stopped = true;
     }
 }
 
-void recs__thread_disarm(recs_thread *t)
+void recs__thread_disarm(recs__thread *t)
 {
     atomic_store(&t->safe, 0);
     if (t->has_timer) {
-        timer_delete(t->timer);
+        recs__engine_destroy(t);
         t->has_timer = false;
     }
 }
 
-static void link_thread(recs_thread *t)
+static void link_thread(recs__thread *t)
 {
     t->prev = NULL;
-    t->next = recs_g.threads;
-    if (recs_g.threads)
-        recs_g.threads->prev = t;
-    recs_g.threads = t;
+    t->next = recs__g.threads;
+    if (recs__g.threads)
+        recs__g.threads->prev = t;
+    recs__g.threads = t;
 }
 
-static void unlink_thread(recs_thread *t)
+static void unlink_thread(recs__thread *t)
 {
     if (t->prev)
         t->prev->next = t->next;
-    else if (recs_g.threads == t)
-        recs_g.threads = t->next;
+    else if (recs__g.threads == t)
+        recs__g.threads = t->next;
     if (t->next)
         t->next->prev = t->prev;
     t->prev = t->next = NULL;
 }
 
 /* Called by t's own thread. */
-void recs__thread_register(recs_thread *t)
+void recs__thread_register(recs__thread *t)
 {
     sigset_t old;
 
     recs__thread_key_init();
     recs__block_async(&old);
-    recs_self = t;
+    recs__self = t;
     pthread_setspecific(exit_key, t);
-    pthread_mutex_lock(&recs_g.reg_lock);
+    pthread_mutex_lock(&recs__g.reg_lock);
     link_thread(t);
-    if (atomic_load(&recs_g.running))
-        recs__thread_arm(t, recs_g.period_ns);
-    pthread_mutex_unlock(&recs_g.reg_lock);
+    if (atomic_load(&recs__g.running))
+        recs__thread_arm(t, recs__g.period_ns);
+    pthread_mutex_unlock(&recs__g.reg_lock);
     recs__restore_mask(&old);
 }
 
 /* On the exiting thread, signal blocked: a timer signal already pending
  * would be discarded with the thread, so its expiries are counted lost
  * (unsafe) and in K. */
-static void collect_pending(recs_thread *t)
+static void collect_pending(recs__thread *t)
 {
     sigset_t set;
     siginfo_t si;
     struct timespec zero = { 0, 0 };
     uint64_t period = atomic_load(&t->period_ns);
 
-    if (recs_g.signo <= 0 || !t->in_session)
+    if (recs__g.signo <= 0 || !t->in_session)
         return;
     sigemptyset(&set);
-    sigaddset(&set, recs_g.signo);
-    while (recs__real_sigtimedwait(&set, &si, &zero) == recs_g.signo) {
-        uint64_t n = 1 + (uint64_t)(si.si_overrun > 0 ? si.si_overrun : 0);
-        if (si.si_code != SI_TIMER || si.si_value.sival_ptr != &recs__timer_cookie)
+    sigaddset(&set, recs__g.signo);
+    while (recs__real_sigtimedwait(&set, &si, &zero) == recs__g.signo) {
+        uint64_t n;
+        if (!recs__signal_ours(&si) || !(n = recs__signal_periods(t, &si)))
             continue;
         atomic_fetch_add_explicit(&t->expiries, n, memory_order_relaxed);
-        recs__thread_add_lost(t, RECS_LOST_UNSAFE, n, n * period);
+        recs__thread_add_lost(t, t->sig_blocked ? RECS_LOST_BLOCKED
+                                                : RECS_LOST_UNSAFE,
+                              n, n * period);
     }
 }
 
@@ -439,18 +460,22 @@ static void collect_pending(recs_thread *t)
  * thread that will not be sampled again. */
 void recs__thread_exit(void)
 {
-    recs_thread *t = recs_self;
-    bool was_in = false;
+    recs__thread *t = recs__self;
+    bool was_in = false, blocked;
     sigset_t old;
 
     if (!t)
         return;
     /* The signal stays blocked: the thread is going away, and a timer
      * signal already pending must not reach a handler after the free. */
-    recs__block_signal(NULL);
+    recs__block_signal(&old);
+    /* Blocked before we blocked it: a raw rt_sigprocmask (sigmask.c keeps
+     * it open otherwise); what is pending or never signalled is that. */
+    blocked = recs__g.signo > 0 && sigismember(&old, recs__g.signo) == 1;
     recs__block_async(&old);
     atomic_store(&t->safe, 0);
-    pthread_mutex_lock(&recs_g.reg_lock);
+    pthread_mutex_lock(&recs__g.reg_lock);
+    t->sig_blocked = blocked;
     /* A timer signal that was already pending would be discarded with the
      * thread: its CPU time is accounted as lost (teardown is unsafe).
      * Taken before the timer is stopped: re-arming or disarming a timer
@@ -460,7 +485,7 @@ void recs__thread_exit(void)
     collect_pending(t);
     recs__thread_disarm(t);
     unlink_thread(t);
-    recs_self = NULL;
+    recs__self = NULL;
     if (t->in_session) {
         was_in = true;
         t->ended = true;
@@ -473,13 +498,13 @@ void recs__thread_exit(void)
         recs__thread_close_arming(t, t->end_cpu);
         if (prctl(PR_GET_NAME, t->name, 0, 0, 0) != 0)
             t->name[0] = '\0';
-        t->next = recs_g.dead;
-        recs_g.dead = t;
+        t->next = recs__g.dead;
+        recs__g.dead = t;
         /* Exited threads keep their queues until the drain frees them. */
-        if (++recs_g.ndead == RECS_DEAD_WAKE)
-            sem_post(&recs_g.wake);
+        if (++recs__g.ndead == RECS_DEAD_WAKE)
+            sem_post(&recs__g.wake);
     }
-    pthread_mutex_unlock(&recs_g.reg_lock);
+    pthread_mutex_unlock(&recs__g.reg_lock);
     recs__restore_mask(&old);
     if (!was_in)
         recs__thread_free(t);

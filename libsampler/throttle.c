@@ -2,9 +2,7 @@
  * libsampler/throttle.c - parsing of the sampler's settings; libc only so
  * that rec-start can compile it in (see throttle.h).
  */
-#ifdef HAVE_CONFIG_H
-#include "config.h"
-#endif
+#include <config.h>
 #include "throttle.h"
 
 #include <ctype.h>
@@ -72,7 +70,7 @@ static int parse_time_unit(const char *s, double *ns)
 
 /* Exact: integer part and up to nine decimals in integer arithmetic, so
  * "0.1s" is 100000000 ns and not one off after a trip through double. */
-int recs_parse_duration(const char *s, uint64_t *ns)
+int recs__parse_duration(const char *s, uint64_t *ns)
 {
     uint64_t ip = 0, frac = 0, unit;
     double u;
@@ -120,7 +118,7 @@ int recs_parse_duration(const char *s, uint64_t *ns)
     return 0;
 }
 
-int recs_parse_throttle(const char *s, recs_throttle *t)
+int recs__parse_throttle(const char *s, recs__throttle *t)
 {
     const char *slash;
     double v, unit;
@@ -130,7 +128,7 @@ int recs_parse_throttle(const char *s, recs_throttle *t)
     slash = strchr(s, '/');
     if (!slash) {
         uint64_t ns;
-        if (recs_parse_duration(s, &ns) < 0 || ns < RECS_MIN_PERIOD_NS ||
+        if (recs__parse_duration(s, &ns) < 0 || ns < RECS_MIN_PERIOD_NS ||
             ns > RECS_MAX_PERIOD_NS)
             return REC_EINVAL;
         t->is_rate = false;
@@ -148,7 +146,7 @@ int recs_parse_throttle(const char *s, recs_throttle *t)
     return 0;
 }
 
-uint64_t recs_throttle_period(const recs_throttle *t, unsigned ncpus)
+uint64_t recs__throttle_period(const recs__throttle *t, unsigned ncpus)
 {
     double p;
 
@@ -163,7 +161,7 @@ uint64_t recs_throttle_period(const recs_throttle *t, unsigned ncpus)
     return (uint64_t)p;
 }
 
-int recs_parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *out)
+int recs__parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 {
     char *end;
     unsigned long long v;
@@ -181,7 +179,7 @@ int recs_parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *out)
     return 0;
 }
 
-int recs_parse_size(const char *s, uint64_t *bytes)
+int recs__parse_size(const char *s, uint64_t *bytes)
 {
     char *end;
     unsigned long long v;
@@ -213,7 +211,7 @@ int recs_parse_size(const char *s, uint64_t *bytes)
     return 0;
 }
 
-int recs_parse_bool(const char *s, bool *out)
+int recs__parse_bool(const char *s, bool *out)
 {
     static const char *yes[] = { "1", "yes", "true", "on" };
     static const char *no[] = { "0", "no", "false", "off" };
@@ -248,7 +246,7 @@ static bool usable_signal(int signo)
     }
 }
 
-int recs_parse_signal(const char *s, int *signo)
+int recs__parse_signal(const char *s, int *signo)
 {
     uint64_t n;
     int sig = -1;
@@ -257,7 +255,7 @@ int recs_parse_signal(const char *s, int *signo)
         return REC_EINVAL;
     s = skip_space(s);
     if (isdigit((unsigned char)*s)) {
-        if (recs_parse_uint(s, 1, 64, &n) < 0)
+        if (recs__parse_uint(s, 1, 64, &n) < 0)
             return REC_EINVAL;
         sig = (int)n;
     } else {
@@ -268,7 +266,7 @@ int recs_parse_signal(const char *s, int *signo)
             const char *p = skip_space(s + 5);
             int off = 0;
             if (*p == '+' || *p == '-') {
-                if (recs_parse_uint(p + 1, 0, 64, &n) < 0)
+                if (recs__parse_uint(p + 1, 0, 64, &n) < 0)
                     return REC_EINVAL;
                 off = (*p == '-') ? -(int)n : (int)n;
             } else if (*p) {

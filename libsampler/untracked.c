@@ -10,9 +10,7 @@
  * at every drain (a thread that ends keeps its last reading) and at the
  * end. All under drain_lock.
  */
-#ifdef HAVE_CONFIG_H
-#include "config.h"
-#endif
+#include <config.h>
 #include "internal.h"
 
 #include <dirent.h>
@@ -46,10 +44,10 @@ static bool known(pid_t tid)
 {
     bool found = false;
 
-    pthread_mutex_lock(&recs_g.reg_lock);
-    for (recs_thread *t = recs_g.threads; t && !found; t = t->next)
+    pthread_mutex_lock(&recs__g.reg_lock);
+    for (recs__thread *t = recs__g.threads; t && !found; t = t->next)
         found = t->tid == tid;
-    pthread_mutex_unlock(&recs_g.reg_lock);
+    pthread_mutex_unlock(&recs__g.reg_lock);
     return found;
 }
 
@@ -130,13 +128,13 @@ void recs__untracked_emit(void)
     rec_id reason = 0;
 
     recs__untracked_poll();
-    if (n && rec_intern_cstr(recs_g.w, "untracked", &reason) < 0)
+    if (n && rec_intern_cstr(recs__g.w, "untracked", &reason) < 0)
         reason = 0;
     for (size_t i = 0; i < n; i++) {
         struct rec_CPUTimeSampleLost ev;
         uint64_t ns = list[i].last_cpu > list[i].start_cpu ?
                       list[i].last_cpu - list[i].start_cpu : 0;
-        uint64_t period = recs_g.period_ns ? recs_g.period_ns : 1;
+        uint64_t period = recs__g.period_ns ? recs__g.period_ns : 1;
         if (!ns)
             continue;
         memset(&ev, 0, sizeof ev);
@@ -145,9 +143,9 @@ void recs__untracked_emit(void)
         ev.lostTime = ns;
         ev.reason = reason;
         ev.startTime = recs__now_ns();
-        rec_emit_CPUTimeSampleLost(recs_g.st, &ev);
-        recs_g.stats.lost += ev.lostSamples;
-        recs_g.stats.lost_ns += ns;
+        rec_emit_CPUTimeSampleLost(recs__g.st, &ev);
+        recs__g.stats.lost += ev.lostSamples;
+        recs__g.stats.lost_ns += ns;
     }
     n = 0;
 }

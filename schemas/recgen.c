@@ -113,7 +113,8 @@ static void load(json_t *root)
     static const char *const type_keys[] = { "comment", "id", "name", "kind", "label",
                                              "description", "fields", NULL };
     static const char *const field_keys[] = { "comment", "name", "type", "unit", "label",
-                                              "description", "array", "nullable", NULL };
+                                              "description", "array", "nullable",
+                                              "optional", NULL };
     if (!json_is_object(root))
         die("top level must be an object");
     check_keys(root, top_keys, "top level");
@@ -618,8 +619,9 @@ static void gen_emit(FILE *o, const struct type *t)
             if (!first_ticks)
                 first_ticks = t->f[j].name;
         }
+    /* Validation guarantees an event has a ticks field. */
     fprintf(o, "    unsigned char *p;\n    int rc = rec__emit_begin(s, need, t_%s, &p);\n"
-               "    if (rc)\n        return rc;\n", first_ticks);
+               "    if (rc)\n        return rc;\n", first_ticks ? first_ticks : "0");
     /* Mark referenced pool entries inside the critical section. */
     bool marks = false;
     for (size_t j = 0; j < t->nf; j++) {

@@ -14,11 +14,15 @@ set -euo pipefail
 
 # Build: compiler, autotools, the libraries configure checks for.
 build_pkgs=(build-essential autoconf automake libtool pkg-config
-            libcbor-dev liblz4-dev libjansson-dev libelf-dev libdw-dev)
+            libcbor-dev liblz4-dev libjansson-dev libelf-dev libdw-dev
+            zlib1g-dev)
 # Tests: jq checks rec-dump's NDJSON; time gives bench and tests max RSS.
 test_pkgs=(jq time)
-# Heavy, test-only: headless browser to render rec-cpu's HTML timeline.
-heavy_pkgs=(chromium fonts-dejavu-core)
+# Heavy, test-only: headless browser (rec-cpu and rec-flame pages), the
+# real consumers of the export formats (go tool pprof, jfr) and a JSON
+# Schema validator.
+heavy_pkgs=(chromium fonts-dejavu-core golang-go openjdk-17-jdk-headless
+            python3-jsonschema)
 
 minimal=${REC_DEPS_MINIMAL:-0}
 for arg in "$@"; do

@@ -29,7 +29,7 @@ for arg in "$@"; do
 done
 
 top=$(cd "$(dirname "$0")/.." && pwd)
-cd "$top"
+cd "$top" || exit 1
 jobs=${REC_JOBS:-2}
 start=$(date +%s)
 step() { printf '\n=== %s (%ds)\n' "$*" $(( $(date +%s) - start )); }
@@ -92,7 +92,7 @@ fi
 
 step "configure in ${build#$top/}"
 mkdir -p "$build"
-cd "$build"
+cd "$build" || exit 1
 # Old results would be summed with the new ones.
 find . -path './rec-*' -prune -o \( -name '*.trs' -o -name '*.log' \) -type f -print0 |
     xargs -0r rm -f

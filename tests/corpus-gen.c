@@ -8,7 +8,7 @@
  * rec_reader_open). The files are committed and kept forever: regenerate
  * only to add cases, and check the old files still replay the same.
  */
-#include "config.h"
+#include <config.h>
 
 #include <stdio.h>
 #include <string.h>

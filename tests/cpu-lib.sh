@@ -1,3 +1,4 @@
+# shellcheck shell=sh disable=SC2034
 # tests/cpu-lib.sh - sourced by tests/test-cpu*.sh: locations of rec-cpu and
 # its data, TAP output (tests/tap-lib.sh), a scratch directory $T, golden
 # and jq checks.

@@ -4,7 +4,12 @@ tests_mkcpu_SOURCES = tests/mkcpu.c
 tests_mkcpu_LDADD = librecord/librecord.la
 
 TESTS += tests/test-cpu.sh tests/test-cpu-timeline.sh tests/test-cpu-errors.sh \
+	tests/test-cpu-bounds.sh \
 	tests/test-cpu-budget.sh
-EXTRA_DIST += tests/test-cpu.sh tests/test-cpu-timeline.sh \
+EXTRA_DIST += tests/test-cpu.sh tests/test-cpu-timeline.sh tests/test-cpu-bounds.sh \
 	tests/test-cpu-errors.sh tests/test-cpu-budget.sh tests/cpu-lib.sh
 $(tests_mkcpu_OBJECTS): librecord/rec/events.h
+# Legend, y-scale, axis to the recording's end, grouped lanes (bench/rec-synth
+# makes the 2000-thread recording).
+TESTS += tests/test-cpu-lanes.sh
+EXTRA_DIST += tests/test-cpu-lanes.sh

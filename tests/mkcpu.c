@@ -6,6 +6,8 @@
  *   mkcpu child FILE     a second process (pid 2000) for multi-file input
  *   mkcpu live FILE      flushed but never closed: an unfinished recording
  *   mkcpu names FILE     thread names that need escaping (XML, JSON, CSV)
+ *   mkcpu spread FILE    two threads with one sample each, 10^6 s apart
+ *   mkcpu idle FILE      one thread, two samples 1000 s apart
  *   mkcpu bench FILE N   N samples over 8 threads and 64 distinct stacks
  *
  * Event times are offsets from the first chunk's start (read back from its
@@ -13,7 +15,7 @@
  * The expected figures are spelled out next to each thread below and in
  * tests/test-cpu.sh.
  */
-#include "config.h"
+#include <config.h>
 
 #include <fcntl.h>
 #include <stdio.h>
@@ -325,6 +327,38 @@ static void edge(const char *path)
     check(rec_writer_close(w), "close");
 }
 
+/* Two threads whose only samples are 10^6 s apart: a small valid file
+ * whose dense timeline at 100 ms would have 10^7 rows. */
+static void spread(const char *path)
+{
+    open_writer(path);
+    rec_stream *a;
+    check(rec_stream_open(w, &a), "stream");
+    process(a, 7000, at(0));
+    rec_id t1 = thread(7000, 7001, "early"), t2 = thread(7000, 7002, "late");
+    rec_id s = stack(S_MAIN);
+    sample(a, t1, at(10), 1 * MS, false, false, s);
+    sample(a, t2, at(10) + 1000000ull * 1000 * MS, 1 * MS, false, false, s);
+    check(rec_stream_close(a), "close stream");
+    check(rec_writer_close(w), "close");
+}
+
+/* One thread, a sample at the start and one 1000 s later: at 10 ms its
+ * timeline would be 10^5 rows for two samples. */
+static void idle(const char *path)
+{
+    open_writer(path);
+    rec_stream *a;
+    check(rec_stream_open(w, &a), "stream");
+    process(a, 7100, at(0));
+    rec_id t = thread(7100, 7101, "idle");
+    rec_id s = stack(S_MAIN);
+    sample(a, t, at(10), 1 * MS, false, false, s);
+    sample(a, t, at(10) + 1000ull * 1000 * MS, 1 * MS, false, false, s);
+    check(rec_stream_close(a), "close stream");
+    check(rec_writer_close(w), "close");
+}
+
 /* Many samples with a realistic mix: per-thread streams, stacks of depth
  * 8 to 24 from a set of 64, a flush every 10000 samples. */
 static void bench(const char *path, uint64_t n)
@@ -377,6 +411,10 @@ int main(int argc, char **argv)
         live(argv[2]);
     else if (argc >= 3 && strcmp(argv[1], "names") == 0)
         names(argv[2]);
+    else if (argc >= 3 && strcmp(argv[1], "idle") == 0)
+        idle(argv[2]);
+    else if (argc >= 3 && strcmp(argv[1], "spread") == 0)
+        spread(argv[2]);
     else if (argc >= 3 && strcmp(argv[1], "edge") == 0)
         edge(argv[2]);
     else if (argc >= 4 && strcmp(argv[1], "bench") == 0)

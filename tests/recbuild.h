@@ -197,6 +197,39 @@ static inline void rb_block(rb_file *f, unsigned kind, bool lz4, const rb_buf *p
     rb_block_x(f, kind, lz4, payload, 0);
 }
 
+static inline uint64_t rb_rdle(const uint8_t *p, int n)
+{
+    uint64_t v = 0;
+    for (int i = n - 1; i >= 0; i--)
+        v = v << 8 | p[i];
+    return v;
+}
+
+/* Recompute the checksums of whatever structure is still walkable. */
+static inline void rb_fix_crcs(uint8_t *f, size_t size)
+{
+    size_t off = 0;
+    while (off + REC_CHUNK_HEADER_SIZE <= size) {
+        uint8_t *h = f + off;
+        uint64_t csize = rb_rdle(h + REC_CH_SIZE, 8);
+        uint32_t hs = (uint32_t)rb_rdle(h + REC_CH_HEADER_SIZE, 4);
+        rb_le32(h + REC_CH_CRC, rb_crc32c(0, h, REC_CH_CRC));
+        if (csize < REC_CHUNK_HEADER_SIZE || csize > size - off || hs > csize)
+            return;
+        size_t pos = off + hs;
+        while (pos + REC_BLOCK_HEADER_SIZE <= off + csize) {
+            uint8_t *b = f + pos;
+            uint64_t stored = rb_rdle(b + REC_BH_STORED, 4);
+            if (stored > off + csize - pos - REC_BLOCK_HEADER_SIZE)
+                return;
+            uint32_t crc = rb_crc32c(0, b, REC_BH_CRC);
+            rb_le32(b + REC_BH_CRC, rb_crc32c(crc, b + REC_BLOCK_HEADER_SIZE, stored));
+            pos += REC_BLOCK_HEADER_SIZE + stored;
+        }
+        off += csize;
+    }
+}
+
 /* ---- a small schema: enough types for every field encoding ---- */
 
 enum { RB_STRING = 1, RB_THREAD = 2, RB_FRAME = 4, RB_STACK = 5,

@@ -1,5 +1,5 @@
 /*
- * tests/sampler-check.c - summarize a recording made by librecsampler for
+ * tests/sampler-check.c - summarize a recording made by libsampler for
  * the sampler tests, and check its CPU-time accounting.
  *
  *   sampler-check [--accounting SLACK_NS [--percent P]] [--pid PID] FILE
@@ -11,24 +11,26 @@
  *         (setperiod: samplingPeriod of the last RecordingSettings)
  *         undelivered=N chunks=N (with events) nomodchunks=N (chunks
  *         with events but no ModuleLoad) busy=N unsafe=N timerfailed=N
- *         untracked_ns=NS
+ *         untracked_ns=NS blocked=N (lost: the thread blocked the signal)
+ *         stacked_ns=NS (periods of the samples with a stack)
  *         (lost samples by reason)
  *   thread pid=P tid=T samples=N period_ns=N lost=N lost_ns=N cpu_ns=N
  *          undelivered=N diff=NS (recorded - cpu)
- *          started=0|1 ended=0|1 snapshot=0|1 name=NAME
+ *          started=0|1 ended=0|1 snapshot=0|1 blocked=N stacked_ns=NS
+ *          name=NAME
  *   func NAME          (every distinct function name seen in stacks)
  * With --accounting: for every thread with a ThreadStart and a ThreadEnd,
  * |samples' periods + lost time - (end cpu - start cpu)| must be below the
- * period in force at the ThreadEnd (the partial period that never expired:
- * expiries the kernel did not signal are counted lost as "undelivered")
+ * largest period in force during the thread's life (the first expiry comes
+ * after a random part of a period, the partial period at the end never
+ * expires; expiries the kernel did not signal are counted lost as
+ * "undelivered")
  * plus SLACK_NS (clock reads), per recording session of the thread, plus
  * P% of its CPU time (default 0): prints "accounting-error ..." lines and
  * exits 1 otherwise.
  * Exit 2 if the file cannot be read to its end.
  */
-#ifdef HAVE_CONFIG_H
-#include "config.h"
-#endif
+#include <config.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +40,8 @@
 struct th {
     uint64_t pid, tid;
     uint64_t samples, period_ns, lost, lost_ns, allow, undelivered;
+    uint64_t stacked_ns, blocked;
+    uint64_t span_period;       /* largest period in force in the span */
     uint64_t start_cpu, end_cpu;
     uint64_t cpu_ns;
     int started, ended, snapshot, open, spans;
@@ -157,6 +161,7 @@ int main(int argc, char **argv)
              settings = 0, pinfo = 0, usage = 0, modules = 0, recordings = 0,
              maxdepth = 0, set_period = 0, undelivered = 0;
     uint64_t busy = 0, unsafe = 0, timerfailed = 0, untracked_ns = 0;
+    uint64_t blocked = 0, stacked_ns = 0;
     uint64_t last_offset = UINT64_MAX, chunk_offset = UINT64_MAX;
     uint64_t chunks = 0, nomod = 0, chunk_mods = 0;
 
@@ -200,6 +205,9 @@ int main(int argc, char **argv)
         if (!strcmp(type, "RecordingSettings")) {
             settings++;
             set_period = field_u(ev, "samplingPeriod");
+            for (size_t i = 0; i < nths; i++)
+                if (ths[i].open && set_period > ths[i].span_period)
+                    ths[i].span_period = set_period;
             continue;
         }
         if (!strcmp(type, "ProcessInfo")) {
@@ -228,6 +236,10 @@ int main(int argc, char **argv)
             th->samples++;
             th->period_ns += p;
             failed += field_u(ev, "failed");
+            if (st && !field_u(ev, "failed")) {
+                th->stacked_ns += p;
+                stacked_ns += p;
+            }
             biased += field_u(ev, "biased");
             if (st) {
                 rec_value fr;
@@ -263,6 +275,9 @@ int main(int argc, char **argv)
                 unsafe += n;
             } else if (!strcmp(reason, "timer-failed")) {
                 timerfailed += n;
+            } else if (!strcmp(reason, "blocked")) {
+                blocked += n;
+                th->blocked += n;
             } else if (!strcmp(reason, "untracked")) {
                 untracked_ns += ns;
             }
@@ -275,6 +290,7 @@ int main(int argc, char **argv)
             th->started = 1;
             th->start_cpu = field_u(ev, "cpuTime");
             th->open = 1;
+            th->span_period = set_period;
         } else {
             ends++;
             th->ended = 1;
@@ -284,7 +300,11 @@ int main(int argc, char **argv)
             if (th->open && th->end_cpu > th->start_cpu)
                 th->cpu_ns += th->end_cpu - th->start_cpu;
             th->spans++;
-            th->allow += set_period;
+            /* The first expiry may come up to a period early (random
+             * phase) and the last partial period never expires: within
+             * the largest period in force during the span. */
+            th->allow += set_period > th->span_period ? set_period
+                                                      : th->span_period;
             th->open = 0;
             th->snapshot = (int)field_u(ev, "snapshot");
             snaps += th->snapshot;
@@ -305,11 +325,12 @@ int main(int argc, char **argv)
            " maxdepth=%" PRIu64 " threads=%zu setperiod=%" PRIu64
            " undelivered=%" PRIu64 " chunks=%" PRIu64 " nomodchunks=%" PRIu64
            " busy=%" PRIu64 " unsafe=%" PRIu64 " timerfailed=%" PRIu64
-           " untracked_ns=%" PRIu64 "\n",
+           " untracked_ns=%" PRIu64 " blocked=%" PRIu64
+           " stacked_ns=%" PRIu64 "\n",
            samples, failed, biased, stacks, period, lost, lost_ns, starts, ends,
            snaps, settings, pinfo, usage, modules, recordings, maxdepth, nths,
            set_period, undelivered, chunks, nomod, busy, unsafe, timerfailed,
-           untracked_ns);
+           untracked_ns, blocked, stacked_ns);
     for (size_t i = 0; i < nths; i++) {
         struct th *t = &ths[i];
         uint64_t cpu = t->cpu_ns;
@@ -317,11 +338,13 @@ int main(int argc, char **argv)
             printf("thread pid=%" PRIu64 " tid=%" PRIu64 " samples=%" PRIu64
                    " period_ns=%" PRIu64 " lost=%" PRIu64 " lost_ns=%" PRIu64
                    " cpu_ns=%" PRIu64 " undelivered=%" PRIu64 " diff=%" PRId64
-                   " started=%d ended=%d snapshot=%d name=%s\n",
+                   " started=%d ended=%d snapshot=%d blocked=%" PRIu64
+                   " stacked_ns=%" PRIu64 " name=%s\n",
                    t->pid, t->tid, t->samples, t->period_ns, t->lost, t->lost_ns,
                    cpu, t->undelivered,
                    (int64_t)(t->period_ns + t->lost_ns) - (int64_t)cpu,
-                   t->started, t->ended, t->snapshot, t->name);
+                   t->started, t->ended, t->snapshot, t->blocked,
+                   t->stacked_ns, t->name);
         if (slack >= 0 && t->started && t->ended) {
             int64_t diff = (int64_t)(t->period_ns + t->lost_ns) - (int64_t)cpu;
             /* Each span (session) may miss its last, unexpired period. */

@@ -10,55 +10,27 @@ tests_sampler_check_SOURCES = tests/sampler-check.c
 tests_sampler_check_LDADD = librecord/librecord.la
 
 # Hazard programs: ordinary programs run under LD_PRELOAD (instrumented
-# like everything else under --enable-sanitizers).
+# like everything else under --enable-sanitizers). A new one is one word
+# here: tests/hazards/NAME is built from tests/hazards/NAME.c and linked
+# with the default LDADD (threads, dlopen); only programs that need more
+# have rules below.
+EXTRA_DIST += tests/hazards/hazard.h
 HAZARDS = tests/hazards/burn tests/hazards/forker tests/hazards/execer \
 	tests/hazards/spawner tests/hazards/ownprof tests/hazards/blocker \
 	tests/hazards/manythreads tests/hazards/slowsys tests/hazards/exitthread \
 	tests/hazards/killed tests/hazards/api tests/hazards/altstack \
 	tests/hazards/dlopener tests/hazards/sigdisp tests/hazards/c11sig \
 	tests/hazards/sighijack tests/hazards/sigwaiter tests/hazards/closeall \
-	tests/hazards/jumper tests/hazards/exitdrain tests/hazards/earlymain
+	tests/hazards/jumper tests/hazards/exitdrain tests/hazards/earlymain \
+	tests/hazards/maskview tests/hazards/exiter
 check_PROGRAMS += $(HAZARDS)
-tests_hazards_sigdisp_SOURCES = tests/hazards/sigdisp.c tests/hazards/hazard.h
 # Strict ISO C: signal() is glibc's one-shot __sysv_signal there.
-tests_hazards_c11sig_SOURCES = tests/hazards/c11sig.c tests/hazards/hazard.h
 tests_hazards_c11sig_CFLAGS = $(AM_CFLAGS) -std=c11
-tests_hazards_sighijack_SOURCES = tests/hazards/sighijack.c tests/hazards/hazard.h
-tests_hazards_sigwaiter_SOURCES = tests/hazards/sigwaiter.c tests/hazards/hazard.h
-tests_hazards_sigwaiter_LDADD = $(PTHREAD_LIBS)
-tests_hazards_jumper_SOURCES = tests/hazards/jumper.c tests/hazards/hazard.h
-tests_hazards_jumper_LDADD = $(PTHREAD_LIBS)
-tests_hazards_closeall_SOURCES = tests/hazards/closeall.c tests/hazards/hazard.h
-tests_hazards_burn_SOURCES = tests/hazards/burn.c tests/hazards/hazard.h
-tests_hazards_burn_LDADD = $(PTHREAD_LIBS)
-tests_hazards_forker_SOURCES = tests/hazards/forker.c tests/hazards/hazard.h
-tests_hazards_forker_LDADD = $(PTHREAD_LIBS)
-tests_hazards_execer_SOURCES = tests/hazards/execer.c tests/hazards/hazard.h
-tests_hazards_execer_LDADD = $(PTHREAD_LIBS)
-tests_hazards_spawner_SOURCES = tests/hazards/spawner.c tests/hazards/hazard.h
-tests_hazards_spawner_LDADD = $(PTHREAD_LIBS)
-tests_hazards_ownprof_SOURCES = tests/hazards/ownprof.c tests/hazards/hazard.h
-tests_hazards_ownprof_LDADD = $(PTHREAD_LIBS)
-tests_hazards_blocker_SOURCES = tests/hazards/blocker.c tests/hazards/hazard.h
-tests_hazards_blocker_LDADD = $(PTHREAD_LIBS)
-tests_hazards_manythreads_SOURCES = tests/hazards/manythreads.c tests/hazards/hazard.h
-tests_hazards_manythreads_LDADD = $(PTHREAD_LIBS)
-tests_hazards_slowsys_SOURCES = tests/hazards/slowsys.c tests/hazards/hazard.h
-tests_hazards_slowsys_LDADD = $(PTHREAD_LIBS)
-tests_hazards_exitthread_SOURCES = tests/hazards/exitthread.c tests/hazards/hazard.h
-tests_hazards_exitthread_LDADD = $(PTHREAD_LIBS)
-tests_hazards_killed_SOURCES = tests/hazards/killed.c tests/hazards/hazard.h
-tests_hazards_killed_LDADD = $(PTHREAD_LIBS)
-tests_hazards_altstack_SOURCES = tests/hazards/altstack.c tests/hazards/hazard.h
-tests_hazards_altstack_LDADD = $(PTHREAD_LIBS)
-tests_hazards_dlopener_SOURCES = tests/hazards/dlopener.c tests/hazards/hazard.h
-tests_hazards_dlopener_LDADD = -ldl
 # The module dlopener loads once the recording runs.
 check_LTLIBRARIES += tests/hazards/libhzplugin.la
 tests_hazards_libhzplugin_la_SOURCES = tests/hazards/plugin.c tests/hazards/hazard.h
 tests_hazards_libhzplugin_la_LDFLAGS = -module -avoid-version -rpath /nowhere
-tests_hazards_exitdrain_SOURCES = tests/hazards/exitdrain.c tests/hazards/hazard.h
-tests_hazards_exitdrain_LDADD = libsampler/librecsampler.la librecord/librecord.la $(PTHREAD_LIBS)
+tests_hazards_exitdrain_LDADD = libsampler/libsampler.la librecord/librecord.la $(PTHREAD_LIBS)
 # A library whose constructor starts a thread before the sampler's runs.
 check_LTLIBRARIES += tests/hazards/libhzearly.la
 tests_hazards_libhzearly_la_SOURCES = tests/hazards/earlylib.c tests/hazards/hazard.h
@@ -66,8 +38,9 @@ tests_hazards_libhzearly_la_LIBADD = $(PTHREAD_LIBS)
 tests_hazards_libhzearly_la_LDFLAGS = -avoid-version -rpath /nowhere
 tests_hazards_earlymain_SOURCES = tests/hazards/earlymain.c tests/hazards/hazard.h
 tests_hazards_earlymain_LDADD = tests/hazards/libhzearly.la $(PTHREAD_LIBS)
-tests_hazards_api_SOURCES = tests/hazards/api.c tests/hazards/hazard.h
-tests_hazards_api_LDADD = libsampler/librecsampler.la librecord/librecord.la $(PTHREAD_LIBS)
+tests_hazards_api_LDADD = libsampler/libsampler.la librecord/librecord.la $(PTHREAD_LIBS)
 
-TESTS += tests/test-sampler tests/test-sampler-hazards.sh
-dist_check_SCRIPTS += tests/test-sampler-hazards.sh
+TESTS += tests/test-sampler tests/test-sampler-hazards.sh \
+	tests/test-sampler-hazards-perf.sh
+dist_check_SCRIPTS += tests/test-sampler-hazards.sh \
+	tests/test-sampler-hazards-perf.sh

@@ -5,7 +5,12 @@
 # programs; frame pointers on, sibling calls off so that chains are exact.
 WORKLOAD_CFLAGS = $(WARN_CFLAGS) $(PTHREAD_CFLAGS) -O2 -g \
 	-fno-omit-frame-pointer -fno-optimize-sibling-calls
-noinst_PROGRAMS += tests/workloads/demo tests/workloads/budget tests/workloads/stacks
+noinst_PROGRAMS += tests/workloads/demo tests/workloads/budget tests/workloads/stacks \
+	tests/workloads/sigblock
+tests_workloads_sigblock_SOURCES = tests/workloads/sigblock.c
+tests_workloads_sigblock_CFLAGS = $(WORKLOAD_CFLAGS)
+tests_workloads_sigblock_LDFLAGS =
+tests_workloads_sigblock_LDADD = $(PTHREAD_LIBS)
 tests_workloads_demo_SOURCES = tests/workloads/demo.c
 tests_workloads_demo_CFLAGS = $(WORKLOAD_CFLAGS)
 tests_workloads_demo_LDFLAGS =
@@ -29,6 +34,12 @@ tests_test_symbols_CFLAGS = $(AM_CFLAGS) $(PTHREAD_CFLAGS) -fno-optimize-sibling
 tests_test_symbols_LDADD = librecord/librecord.la $(ELF_LIBS) $(PTHREAD_LIBS) -ldl
 
 TESTS += tests/test-symbols tests/test-start.sh tests/test-start-exit.sh \
-	tests/test-start-follow.sh tests/test-stacks.sh
+	tests/test-start-follow.sh tests/test-stacks.sh tests/test-start-losses.sh \
+	tests/test-start-runs.sh tests/test-start-engine.sh
 dist_check_SCRIPTS += tests/test-start.sh tests/test-start-exit.sh \
-	tests/test-start-follow.sh tests/test-stacks.sh
+	tests/test-start-follow.sh tests/test-stacks.sh tests/test-start-losses.sh \
+	tests/test-start-runs.sh tests/test-start-engine.sh
+
+# perf_event_open denied by a seccomp filter (the engine's fallback test).
+check_PROGRAMS += tests/noperf
+tests_noperf_SOURCES = tests/noperf.c

@@ -1,6 +1,8 @@
+# shellcheck shell=sh disable=SC2034
 # tests/tap-lib.sh - TAP output for the shell tests, sourced through the
 # preludes of each area (tests/tools-tap.sh, tests/cpu-lib.sh): the
-# counters, ok/check/skip/diag, the final plan, a scratch directory.
+# counters, ok/check/check_eval/skip/diag, the final plan, a scratch
+# directory.
 
 tap_n=0
 tap_failed=0
@@ -22,6 +24,11 @@ check() {   # check DESCRIPTION COMMAND...: passes if the command succeeds
         ok 1 "$_d"
         sed 's/^/# /' "$TMP/check.out" | head -20
     fi
+}
+# check_eval DESCRIPTION EXPRESSION: passes if the shell expression (eval'd
+# in the caller's variables) is true; returns its status.
+check_eval() {
+    if eval "$2"; then ok 0 "$1"; else ok 1 "$1"; return 1; fi
 }
 skip() { tap_n=$((tap_n + 1)); echo "ok $tap_n # SKIP $*"; }
 diag() { echo "# $*"; }

@@ -150,19 +150,37 @@ int main(void)
            "integers: %s", b.p);
     cli_buf_free(&b);
 
-    cli_ptrmap m = { 0 };
+    cli_map m = { 0 };
     int keys[1000];
     for (int i = 0; i < 1000; i++)
-        cli_ptrmap_put(&m, &keys[i], (uintptr_t)i);
+        cli_map_xput(&m, (uintptr_t)&keys[i], (uint32_t)i);
+    cli_map_xput(&m, (uintptr_t)&keys[7], 70000);     /* replaces */
     int bad = 0;
     for (int i = 0; i < 1000; i++) {
-        uintptr_t v;
-        bad += !cli_ptrmap_get(&m, &keys[i], &v) || v != (uintptr_t)i;
+        uint32_t v;
+        bad += !cli_map_get(&m, (uintptr_t)&keys[i], &v) ||
+               v != (i == 7 ? 70000u : (uint32_t)i);
     }
-    tap_ok(bad == 0 && m.n == 1000, "ptrmap holds 1000 keys");
-    cli_ptrmap_clear(&m);
-    uintptr_t v;
-    tap_ok(!cli_ptrmap_get(&m, &keys[3], &v), "ptrmap cleared");
-    cli_ptrmap_free(&m);
+    tap_ok(bad == 0 && m.n == 1000, "map holds 1000 keys, a put replaces");
+    cli_map_clear(&m);
+    uint32_t v;
+    tap_ok(!cli_map_get(&m, (uintptr_t)&keys[3], &v) && m.n == 0,
+           "map cleared");
+    cli_map_free(&m);
+
+    cli_strtab st = { 0 };
+    long a = cli_strtab_intern(&st, "main", 4);
+    long b2 = cli_strtab_intern(&st, "mainly", 4);   /* the first 4 bytes */
+    long c = cli_strtab_intern(&st, "free", 4);
+    bad = 0;
+    for (int i = 0; i < 5000; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "f%d", i);
+        bad += cli_strtab_intern(&st, name, strlen(name)) != i + 2;
+    }
+    tap_ok(a == 0 && b2 == 0 && c == 1 && bad == 0 && st.n == 5002 &&
+           strcmp(st.strs[4001], "f3999") == 0,
+           "strtab: equal strings share an index, 5002 distinct");
+    cli_strtab_free(&st);
     return tap_done();
 }

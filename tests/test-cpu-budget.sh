@@ -6,6 +6,8 @@
 # CPU timers checked at 250 Hz ticks leave behind, are counted lost as
 # "undelivered"), no sample is lost to a full or busy queue at 10 ms, and
 # the kernel figure must match what each thread read from its own clock.
+: "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}"
+: "${top_builddir:=$top_srcdir}"
 . "$top_srcdir/tests/cpu-lib.sh"
 REC_START=$top_builddir/tools/rec-start
 BUDGET=$top_builddir/tests/workloads/budget

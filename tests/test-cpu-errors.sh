@@ -2,6 +2,8 @@
 # rec-cpu's error handling: usage errors exit 2; unreadable, damaged or
 # truncated input prints the report of every valid event, then one error
 # line on stderr, and exits 1.
+: "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}"
+: "${top_builddir:=$top_srcdir}"
 . "$top_srcdir/tests/cpu-lib.sh"
 B=$DATA/basic.rec
 

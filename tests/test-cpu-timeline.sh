@@ -3,6 +3,8 @@
 # checked as text, then rendered in headless Chromium (skipped if absent;
 # scripts/deps.sh installs it): the rendered DOM has the lanes and the
 # screenshot is not blank.
+: "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}"
+: "${top_builddir:=$top_srcdir}"
 . "$top_srcdir/tests/cpu-lib.sh"
 B=$DATA/basic.rec
 
@@ -22,6 +24,15 @@ for f in t.svg t.html; do
         | grep -qiE 'https?:|href=|src=|@import|url\('
     ok $? "$f: no external resources"
 done
+# Lost CPU (no stack) in the lanes: basic.rec's main thread lost 30 ms,
+# no other thread lost any; the grey bars of its lane add up to it.
+lost=$(awk '/<g class="lane"/ { lane = $0 }
+    /class="lost"/ { match(lane, /data-tid="[0-9]+"/); tid = substr(lane, RSTART + 10, RLENGTH - 11)
+        match($0, /: [0-9.]+ ms CPU without/); sum[tid] += substr($0, RSTART + 2, RLENGTH - 2) + 0 }
+    END { for (t in sum) printf "%s:%.2f\n", t, sum[t] }' "$T/t.svg")
+test "$(echo "$lost" | awk -F: '$1 == 1000 && $2 > 29.95 && $2 < 30.05' | wc -l)" -eq 1 &&
+    test "$(echo "$lost" | wc -l)" -eq 1
+ok $? "lost CPU drawn in its thread's lane only, adding up to its 30 ms ($lost)"
 "$REC_CPU" --svg - "$B" > "$T/stdout.svg"
 head -c 5 "$T/stdout.svg" | grep -q '<?xml'; ok $? "--svg -: the picture replaces the report"
 
@@ -40,7 +51,7 @@ for c in chromium chromium-browser google-chrome; do
     if command -v "$c" > /dev/null 2>&1; then CHROMIUM=$c; break; fi
 done
 if [ -z "$CHROMIUM" ]; then
-    for i in 1 2 3 4 5 6; do skip "chromium not installed (scripts/deps.sh)"; done
+    for _ in 1 2 3 4 5 6; do skip "chromium not installed (scripts/deps.sh)"; done
     done_testing
     exit $?
 fi
@@ -88,10 +99,12 @@ pixels() {      # pixels FILE: "nonwhite red" counts of a screenshot of FILE
     browse --allow-file-access-from-files --virtual-time-budget=5000 \
         --dump-dom "file://$T/count.html" | sed -n 's/.*id="out">result \([^<]*\)<.*/\1/p'
 }
+# shellcheck disable=SC2046  # two numbers, split on purpose
 set -- $(pixels "$T/t.html")
 echo "# html screenshot: ${1:-?} non-white pixels, ${2:-?} bar-red pixels"
 test "${1:-0}" -gt 20000 2> /dev/null; ok $? "chromium: HTML screenshot is not blank"
 test "${2:-0}" -gt 5000 2> /dev/null; ok $? "chromium: HTML screenshot shows the CPU bars"
+# shellcheck disable=SC2046
 set -- $(pixels "$T/t.svg")
 echo "# svg screenshot: ${1:-?} non-white pixels, ${2:-?} bar-red pixels"
 test "${1:-0}" -gt 20000 2> /dev/null; ok $? "chromium: SVG screenshot is not blank"

@@ -2,6 +2,8 @@
 # rec-cpu on recordings with known figures (tests/mkcpu.c describes them):
 # exact numbers via jq, golden text/JSON/CSV/interval outputs, filters,
 # several recordings at once, an unfinished recording.
+: "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}"
+: "${top_builddir:=$top_srcdir}"
 . "$top_srcdir/tests/cpu-lib.sh"
 B=$DATA/basic.rec
 C=$DATA/child.rec

@@ -63,23 +63,17 @@ exports "$LIBREC" "$LIBSAMP" 2>/dev/null | grep -E '^recs?__' > "$TMP/int"
 ok $? "no rec__/recs__ internal is exported"
 diag_file "$TMP/int"
 
-# Every function <rec/sampler.h> declares is exported.
-grep -oE '\brecs_[a-z_]+\(' "$top_srcdir/libsampler/rec/sampler.h" |
-    tr -d '(' | sort -u > "$TMP/api"
-exports "$LIBSAMP" > "$TMP/have"
-comm -23 "$TMP/api" "$TMP/have" > "$TMP/missing"
-[ -s "$TMP/api" ] && [ ! -s "$TMP/missing" ]
-ok $? "every function of <rec/sampler.h> is exported ($(wc -l < "$TMP/api"))"
-diag_file "$TMP/missing"
-
-# The same for <rec/record.h>.
-grep -oE '\brec_[a-z_]+\(' "$top_srcdir/librecord/rec/record.h" |
-    tr -d '(' | sort -u > "$TMP/api"
-exports "$LIBREC" > "$TMP/have"
-comm -23 "$TMP/api" "$TMP/have" > "$TMP/missing"
-[ -s "$TMP/api" ] && [ ! -s "$TMP/missing" ]
-ok $? "every function of <rec/record.h> is exported ($(wc -l < "$TMP/api"))"
-diag_file "$TMP/missing"
+# Every function a public header declares is exported by its library.
+header_exported() {   # header_exported HEADER PREFIX SO
+    grep -oE "\\b$2[a-z_]+\\(" "$top_srcdir/$1" | tr -d '(' | sort -u > "$TMP/api"
+    exports "$3" > "$TMP/have"
+    comm -23 "$TMP/api" "$TMP/have" > "$TMP/missing"
+    [ -s "$TMP/api" ] && [ ! -s "$TMP/missing" ]
+    ok $? "every function of <${1#*/}> is exported ($(wc -l < "$TMP/api"))"
+    diag_file "$TMP/missing"
+}
+header_exported libsampler/rec/sampler.h recs_ "$LIBSAMP"
+header_exported librecord/rec/record.h rec_ "$LIBREC"
 
 # The sampler's PLT: none of its own exports is called through it.
 readelf -rW "$LIBSAMP" | awk '/JUMP_SLOT|GLOB_DAT/ {print $5}' |

@@ -5,7 +5,7 @@
  * unfinished chunk, skippable blocks, a newer minor version with a larger
  * header, and poll() on a growing file.
  */
-#include "config.h"
+#include <config.h>
 
 #include <stdio.h>
 #include <string.h>

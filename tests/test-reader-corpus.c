@@ -5,7 +5,7 @@
  * and stop the listed way, with a message naming the file, chunk and offset.
  * Usage: test-reader-corpus [DIR] (default $top_srcdir/tests/data/corpus).
  */
-#include "config.h"
+#include <config.h>
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -8,7 +8,7 @@
  *  - one bit flipped at every third byte: no crash, and the events delivered are
  *    a prefix of the intact recording's events (all of them on a clean end).
  */
-#include "config.h"
+#include <config.h>
 
 #include <fcntl.h>
 #include <stdio.h>

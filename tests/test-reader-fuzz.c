@@ -8,7 +8,7 @@
  * Each case must end (no crash, no hang) with 0 or a negative code, a
  * message exactly when it fails, and the events before the damage intact.
  */
-#include "config.h"
+#include <config.h>
 
 #include <fcntl.h>
 #include <stdio.h>
@@ -31,39 +31,6 @@ static uint32_t rnd(void)
     rng ^= rng >> 7;
     rng ^= rng << 17;
     return (uint32_t)(rng >> 16);
-}
-
-static uint64_t rdle(const uint8_t *p, int n)
-{
-    uint64_t v = 0;
-    for (int i = n - 1; i >= 0; i--)
-        v = v << 8 | p[i];
-    return v;
-}
-
-/* Recompute the checksums of whatever structure is still walkable. */
-static void fix_crcs(uint8_t *f, size_t size)
-{
-    size_t off = 0;
-    while (off + REC_CHUNK_HEADER_SIZE <= size) {
-        uint8_t *h = f + off;
-        uint64_t csize = rdle(h + REC_CH_SIZE, 8);
-        uint32_t hs = (uint32_t)rdle(h + REC_CH_HEADER_SIZE, 4);
-        rb_le32(h + REC_CH_CRC, rb_crc32c(0, h, REC_CH_CRC));
-        if (csize < REC_CHUNK_HEADER_SIZE || csize > size - off || hs > csize)
-            return;
-        size_t pos = off + hs;
-        while (pos + REC_BLOCK_HEADER_SIZE <= off + csize) {
-            uint8_t *b = f + pos;
-            uint64_t stored = rdle(b + REC_BH_STORED, 4);
-            if (stored > off + csize - pos - REC_BLOCK_HEADER_SIZE)
-                return;
-            uint32_t crc = rb_crc32c(0, b, REC_BH_CRC);
-            rb_le32(b + REC_BH_CRC, rb_crc32c(crc, b + REC_BLOCK_HEADER_SIZE, stored));
-            pos += REC_BLOCK_HEADER_SIZE + stored;
-        }
-        off += csize;
-    }
 }
 
 static size_t make_recording(const char *path, bool compress)
@@ -127,7 +94,7 @@ static void run(bool compress, int cases, const char *path, const char *mut)
             default: work[p] = (uint8_t)(rnd() % 0x20); break;   /* small ints */
             }
         }
-        fix_crcs(work, size);
+        rb_fix_crcs(work, size);
         int fd = open(mut, O_WRONLY | O_CREAT | O_TRUNC, 0644);
         if (fd < 0 || write(fd, work, size) != (ssize_t)size || close(fd) < 0)
             TAP_BAIL("cannot write %s", mut);

@@ -7,7 +7,7 @@
  * really follows an OPEN chunk (and its rotations). No timing assumptions:
  * the reader only sleeps when poll() reports nothing new.
  */
-#include "config.h"
+#include <config.h>
 
 #include <pthread.h>
 #include <stdatomic.h>

@@ -6,7 +6,7 @@
  * signs), across a rotation that makes the writer emit its pools again, with
  * and without compression.
  */
-#include "config.h"
+#include <config.h>
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -4,9 +4,7 @@
  * its tri-state lock (queue.h), the frame-pointer walker on a fake stack
  * (fpwalk.c).
  */
-#ifdef HAVE_CONFIG_H
-#include "config.h"
-#endif
+#include <config.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -21,38 +19,38 @@
 static void test_durations(void)
 {
     uint64_t ns = 0;
-    tap_ok(recs_parse_duration("10ms", &ns) == 0 && ns == 10000000, "10ms");
-    tap_ok(recs_parse_duration("500us", &ns) == 0 && ns == 500000, "500us");
-    tap_ok(recs_parse_duration("1.5s", &ns) == 0 && ns == 1500000000, "1.5s");
-    tap_ok(recs_parse_duration(" 20 ms ", &ns) == 0 && ns == 20000000, "spaces");
-    tap_ok(recs_parse_duration("2m", &ns) == 0 && ns == 120000000000ull, "2m");
-    tap_ok(recs_parse_duration("10", &ns) == REC_EINVAL, "unit required");
-    tap_ok(recs_parse_duration("ms", &ns) == REC_EINVAL, "number required");
-    tap_ok(recs_parse_duration("-1ms", &ns) == REC_EINVAL, "negative rejected");
-    tap_ok(recs_parse_duration("1e3ms", &ns) == REC_EINVAL, "exponent rejected");
-    tap_ok(recs_parse_duration("10 parsecs", &ns) == REC_EINVAL, "bad unit");
-    tap_ok(recs_parse_duration(NULL, &ns) == REC_EINVAL, "NULL");
+    tap_ok(recs__parse_duration("10ms", &ns) == 0 && ns == 10000000, "10ms");
+    tap_ok(recs__parse_duration("500us", &ns) == 0 && ns == 500000, "500us");
+    tap_ok(recs__parse_duration("1.5s", &ns) == 0 && ns == 1500000000, "1.5s");
+    tap_ok(recs__parse_duration(" 20 ms ", &ns) == 0 && ns == 20000000, "spaces");
+    tap_ok(recs__parse_duration("2m", &ns) == 0 && ns == 120000000000ull, "2m");
+    tap_ok(recs__parse_duration("10", &ns) == REC_EINVAL, "unit required");
+    tap_ok(recs__parse_duration("ms", &ns) == REC_EINVAL, "number required");
+    tap_ok(recs__parse_duration("-1ms", &ns) == REC_EINVAL, "negative rejected");
+    tap_ok(recs__parse_duration("1e3ms", &ns) == REC_EINVAL, "exponent rejected");
+    tap_ok(recs__parse_duration("10 parsecs", &ns) == REC_EINVAL, "bad unit");
+    tap_ok(recs__parse_duration(NULL, &ns) == REC_EINVAL, "NULL");
 }
 
 static void test_throttle(void)
 {
-    recs_throttle t;
-    tap_ok(recs_parse_throttle("10ms", &t) == 0 && !t.is_rate &&
+    recs__throttle t;
+    tap_ok(recs__parse_throttle("10ms", &t) == 0 && !t.is_rate &&
            t.period_ns == 10000000, "throttle period");
-    tap_ok(recs_throttle_period(&t, 8) == 10000000, "period ignores cpus");
-    tap_ok(recs_parse_throttle("500/s", &t) == 0 && t.is_rate &&
+    tap_ok(recs__throttle_period(&t, 8) == 10000000, "period ignores cpus");
+    tap_ok(recs__parse_throttle("500/s", &t) == 0 && t.is_rate &&
            t.rate_per_s == 500, "throttle rate");
-    tap_ok(recs_throttle_period(&t, 2) == 4000000, "500/s on 2 cpus = 4ms");
-    tap_ok(recs_throttle_period(&t, 0) == 2000000, "0 cpus counts as 1");
-    tap_ok(recs_parse_throttle("1/ms", &t) == 0 && t.rate_per_s == 1000,
+    tap_ok(recs__throttle_period(&t, 2) == 4000000, "500/s on 2 cpus = 4ms");
+    tap_ok(recs__throttle_period(&t, 0) == 2000000, "0 cpus counts as 1");
+    tap_ok(recs__parse_throttle("1/ms", &t) == 0 && t.rate_per_s == 1000,
            "rate per ms");
-    tap_ok(recs_parse_throttle("1us", &t) == REC_EINVAL, "period too short");
-    tap_ok(recs_parse_throttle("20s", &t) == REC_EINVAL, "period too long");
-    tap_ok(recs_parse_throttle("0/s", &t) == REC_EINVAL, "zero rate");
-    tap_ok(recs_parse_throttle("5/x", &t) == REC_EINVAL, "bad rate unit");
-    tap_ok(recs_parse_throttle("1e9/s", &t) == REC_EINVAL, "exponent rate");
-    tap_ok(recs_parse_throttle("100000000/s", &t) == 0 &&
-           recs_throttle_period(&t, 1) == RECS_MIN_PERIOD_NS, "rate clamped");
+    tap_ok(recs__parse_throttle("1us", &t) == REC_EINVAL, "period too short");
+    tap_ok(recs__parse_throttle("20s", &t) == REC_EINVAL, "period too long");
+    tap_ok(recs__parse_throttle("0/s", &t) == REC_EINVAL, "zero rate");
+    tap_ok(recs__parse_throttle("5/x", &t) == REC_EINVAL, "bad rate unit");
+    tap_ok(recs__parse_throttle("1e9/s", &t) == REC_EINVAL, "exponent rate");
+    tap_ok(recs__parse_throttle("100000000/s", &t) == 0 &&
+           recs__throttle_period(&t, 1) == RECS_MIN_PERIOD_NS, "rate clamped");
 }
 
 static void test_misc_parsers(void)
@@ -60,73 +58,73 @@ static void test_misc_parsers(void)
     uint64_t v;
     bool b;
     int sig;
-    tap_ok(recs_parse_size("64M", &v) == 0 && v == 64u << 20, "64M");
-    tap_ok(recs_parse_size("1KiB", &v) == 0 && v == 1024, "1KiB");
-    tap_ok(recs_parse_size("4096", &v) == 0 && v == 4096, "4096");
-    tap_ok(recs_parse_size("12x", &v) == REC_EINVAL, "bad size");
-    tap_ok(recs_parse_size("99999999999999999999G", &v) == REC_EINVAL, "size overflow");
-    tap_ok(recs_parse_uint("64", 1, 1024, &v) == 0 && v == 64, "uint");
-    tap_ok(recs_parse_uint("0", 1, 1024, &v) == REC_EINVAL, "uint min");
-    tap_ok(recs_parse_bool("yes", &b) == 0 && b, "bool yes");
-    tap_ok(recs_parse_bool("0", &b) == 0 && !b, "bool 0");
-    tap_ok(recs_parse_bool("maybe", &b) == REC_EINVAL, "bool bad");
-    tap_ok(recs_parse_signal("SIGPROF", &sig) == 0 && sig == SIGPROF, "SIGPROF");
-    tap_ok(recs_parse_signal("prof", &sig) == 0 && sig == SIGPROF, "prof");
-    tap_ok(recs_parse_signal("27", &sig) == 0 && sig == 27, "number");
-    tap_ok(recs_parse_signal("SIGRTMIN+3", &sig) == 0 && sig == SIGRTMIN + 3, "RTMIN+3");
-    tap_ok(recs_parse_signal("rtmax-1", &sig) == 0 && sig == SIGRTMAX - 1, "rtmax-1");
-    tap_ok(recs_parse_signal("SIGKILL", &sig) == REC_EINVAL, "SIGKILL refused");
-    tap_ok(recs_parse_signal("SIGSEGV", &sig) == REC_EINVAL, "SIGSEGV refused");
-    tap_ok(recs_parse_signal("RTMIN+99", &sig) == REC_EINVAL, "RTMIN+99 refused");
-    tap_ok(recs_parse_signal("SIGFOO", &sig) == REC_EINVAL, "unknown name");
+    tap_ok(recs__parse_size("64M", &v) == 0 && v == 64u << 20, "64M");
+    tap_ok(recs__parse_size("1KiB", &v) == 0 && v == 1024, "1KiB");
+    tap_ok(recs__parse_size("4096", &v) == 0 && v == 4096, "4096");
+    tap_ok(recs__parse_size("12x", &v) == REC_EINVAL, "bad size");
+    tap_ok(recs__parse_size("99999999999999999999G", &v) == REC_EINVAL, "size overflow");
+    tap_ok(recs__parse_uint("64", 1, 1024, &v) == 0 && v == 64, "uint");
+    tap_ok(recs__parse_uint("0", 1, 1024, &v) == REC_EINVAL, "uint min");
+    tap_ok(recs__parse_bool("yes", &b) == 0 && b, "bool yes");
+    tap_ok(recs__parse_bool("0", &b) == 0 && !b, "bool 0");
+    tap_ok(recs__parse_bool("maybe", &b) == REC_EINVAL, "bool bad");
+    tap_ok(recs__parse_signal("SIGPROF", &sig) == 0 && sig == SIGPROF, "SIGPROF");
+    tap_ok(recs__parse_signal("prof", &sig) == 0 && sig == SIGPROF, "prof");
+    tap_ok(recs__parse_signal("27", &sig) == 0 && sig == 27, "number");
+    tap_ok(recs__parse_signal("SIGRTMIN+3", &sig) == 0 && sig == SIGRTMIN + 3, "RTMIN+3");
+    tap_ok(recs__parse_signal("rtmax-1", &sig) == 0 && sig == SIGRTMAX - 1, "rtmax-1");
+    tap_ok(recs__parse_signal("SIGKILL", &sig) == REC_EINVAL, "SIGKILL refused");
+    tap_ok(recs__parse_signal("SIGSEGV", &sig) == REC_EINVAL, "SIGSEGV refused");
+    tap_ok(recs__parse_signal("RTMIN+99", &sig) == REC_EINVAL, "RTMIN+99 refused");
+    tap_ok(recs__parse_signal("SIGFOO", &sig) == REC_EINVAL, "unknown name");
 }
 
 /* ---- queue ---- */
 
 static void test_queue(void)
 {
-    recs_queue q;
+    recs__queue q;
     unsigned char copy[4 * 1024];
-    recs_request *r;
+    recs__request *r;
     uint32_t dropped;
 
     memset(&q, 0, sizeof q);
     q.depth = 4;
-    q.slot_size = recs_request_size(4);
+    q.slot_size = recs__request_size(4);
     q.capacity = 2;
     q.slots = calloc(2, q.slot_size);
 
-    tap_ok(recs_queue_try_enqueue_lock(&q), "enqueue lock from UNLOCKED");
-    tap_ok(!recs_queue_try_enqueue_lock(&q), "enqueue lock is not reentrant");
-    tap_ok(!recs_queue_try_dequeue_lock(&q, 3, NULL), "drainer gives up while ENQUEUE");
-    r = recs_queue_reserve(&q);
+    tap_ok(recs__queue_try_enqueue_lock(&q), "enqueue lock from UNLOCKED");
+    tap_ok(!recs__queue_try_enqueue_lock(&q), "enqueue lock is not reentrant");
+    tap_ok(!recs__queue_try_dequeue_lock(&q, 3, NULL), "drainer gives up while ENQUEUE");
+    r = recs__queue_reserve(&q);
     r->pc = 1;
-    recs_queue_commit(&q);
-    recs_queue_unlock(&q);
+    recs__queue_commit(&q);
+    recs__queue_unlock(&q);
 
-    tap_ok(recs_queue_try_enqueue_lock(&q) && (r = recs_queue_reserve(&q)),
+    tap_ok(recs__queue_try_enqueue_lock(&q) && (r = recs__queue_reserve(&q)),
            "second slot");
     r->pc = 2;
-    recs_queue_commit(&q);
-    tap_ok(recs_queue_reserve(&q) == NULL, "full queue reserves nothing");
-    recs_queue_unlock(&q);
+    recs__queue_commit(&q);
+    tap_ok(recs__queue_reserve(&q) == NULL, "full queue reserves nothing");
+    recs__queue_unlock(&q);
 
-    tap_ok(recs_queue_try_dequeue_lock(&q, 1, NULL), "dequeue lock");
-    tap_ok(!recs_queue_try_enqueue_lock(&q), "handler fails while DEQUEUE (lost: busy)");
-    tap_ok(recs_queue_take(&q, copy, 2, &dropped) == 2 && dropped == 0 &&
-           ((recs_request *)copy)->pc == 1 &&
-           ((recs_request *)(copy + q.slot_size))->pc == 2, "take copies in order");
+    tap_ok(recs__queue_try_dequeue_lock(&q, 1, NULL), "dequeue lock");
+    tap_ok(!recs__queue_try_enqueue_lock(&q), "handler fails while DEQUEUE (lost: busy)");
+    tap_ok(recs__queue_take(&q, copy, 2, &dropped) == 2 && dropped == 0 &&
+           ((recs__request *)copy)->pc == 1 &&
+           ((recs__request *)(copy + q.slot_size))->pc == 2, "take copies in order");
     tap_ok(q.count == 0, "take empties");
-    recs_queue_unlock(&q);
+    recs__queue_unlock(&q);
     tap_ok(atomic_load(&q.lock) == RECS_UNLOCKED, "unlocked");
-    tap_ok(recs_request_size(64) % 16 == 0 && recs_request_size(64) >= 64 * 8 +
-           sizeof(recs_request), "slot size aligned and large enough");
+    tap_ok(recs__request_size(64) % 16 == 0 && recs__request_size(64) >= 64 * 8 +
+           sizeof(recs__request), "slot size aligned and large enough");
     free(q.slots);
 }
 
 /* Concurrent stress: one "handler" thread enqueues with try-only locking,
  * the main thread drains; every request is either taken or counted lost. */
-static recs_queue sq;
+static recs__queue sq;
 static atomic_int stress_done;
 static uint64_t enq, lost_busy, lost_full;
 
@@ -134,19 +132,19 @@ static void *enqueuer(void *arg)
 {
     (void)arg;
     for (uint64_t i = 1; i <= 200000; i++) {
-        if (!recs_queue_try_enqueue_lock(&sq)) {
+        if (!recs__queue_try_enqueue_lock(&sq)) {
             lost_busy++;
             continue;
         }
-        recs_request *r = recs_queue_reserve(&sq);
+        recs__request *r = recs__queue_reserve(&sq);
         if (!r) {
-            recs_queue_unlock(&sq);
+            recs__queue_unlock(&sq);
             lost_full++;
             continue;
         }
         r->pc = i;
-        recs_queue_commit(&sq);
-        recs_queue_unlock(&sq);
+        recs__queue_commit(&sq);
+        recs__queue_unlock(&sq);
         enq++;
     }
     atomic_store(&stress_done, 1);
@@ -162,17 +160,17 @@ static void test_queue_stress(void)
 
     memset(&sq, 0, sizeof sq);
     sq.depth = 0;
-    sq.slot_size = recs_request_size(0);
+    sq.slot_size = recs__request_size(0);
     sq.capacity = 16;
     sq.slots = calloc(16, sq.slot_size);
     pthread_create(&t, NULL, enqueuer, NULL);
     for (;;) {
         int done = atomic_load(&stress_done);
-        if (recs_queue_try_dequeue_lock(&sq, 1, NULL)) {
-            uint32_t n = recs_queue_take(&sq, buf, 16, NULL);
-            recs_queue_unlock(&sq);
+        if (recs__queue_try_dequeue_lock(&sq, 1, NULL)) {
+            uint32_t n = recs__queue_take(&sq, buf, 16, NULL);
+            recs__queue_unlock(&sq);
             for (uint32_t i = 0; i < n; i++) {
-                uint64_t pc = ((recs_request *)(buf + i * sq.slot_size))->pc;
+                uint64_t pc = ((recs__request *)(buf + i * sq.slot_size))->pc;
                 if (pc <= last)
                     ordered = 0;
                 last = pc;
@@ -209,34 +207,34 @@ static void test_fpwalk(void)
     FRAME(4, ADDR(10), 0x1111);
     FRAME(10, ADDR(20), 0x2222);
     FRAME(20, 0, 0x3333);
-    n = recs_fp_walk(ADDR(4), lo, hi, out, 8, &trunc);
+    n = recs__fp_walk(ADDR(4), lo, hi, out, 8, &trunc);
     tap_ok(n == 3 && out[0] == 0x1111 && out[1] == 0x2222 && out[2] == 0x3333 &&
            !trunc, "walk a good chain");
-    n = recs_fp_walk(ADDR(4), lo, hi, out, 2, &trunc);
+    n = recs__fp_walk(ADDR(4), lo, hi, out, 2, &trunc);
     tap_ok(n == 2 && trunc, "depth limit truncates");
-    n = recs_fp_walk(ADDR(4), ADDR(5), hi, out, 8, &trunc);
+    n = recs__fp_walk(ADDR(4), ADDR(5), hi, out, 8, &trunc);
     tap_ok(n == 0, "fp below the lower bound: no frame");
-    n = recs_fp_walk(ADDR(4) + 4, lo, hi, out, 8, &trunc);
+    n = recs__fp_walk(ADDR(4) + 4, lo, hi, out, 8, &trunc);
     tap_ok(n == 0, "misaligned fp: no frame");
-    n = recs_fp_walk(0x10, lo, hi, out, 8, &trunc);
+    n = recs__fp_walk(0x10, lo, hi, out, 8, &trunc);
     tap_ok(n == 0, "fp outside the stack: no frame, no fault");
     FRAME(20, ADDR(10), 0x3333);            /* loop back down */
-    n = recs_fp_walk(ADDR(4), lo, hi, out, 8, &trunc);
+    n = recs__fp_walk(ADDR(4), lo, hi, out, 8, &trunc);
     tap_ok(n == 3, "a chain going down stops (no loop)");
     FRAME(20, ADDR(20), 0x3333);            /* self loop */
-    n = recs_fp_walk(ADDR(4), lo, hi, out, 8, &trunc);
+    n = recs__fp_walk(ADDR(4), lo, hi, out, 8, &trunc);
     tap_ok(n == 3, "a self-referencing frame stops");
     FRAME(20, hi + 64, 0x3333);             /* next outside */
-    n = recs_fp_walk(ADDR(4), lo, hi, out, 8, &trunc);
+    n = recs__fp_walk(ADDR(4), lo, hi, out, 8, &trunc);
     tap_ok(n == 3, "next frame outside the stack stops after its return address");
     FRAME(30, ADDR(31), 0x4444);            /* frame whose ret word is past hi */
-    n = recs_fp_walk(ADDR(31), lo, hi, out, 8, &trunc);
+    n = recs__fp_walk(ADDR(31), lo, hi, out, 8, &trunc);
     tap_ok(n == 0, "frame straddling the top of the stack is not read");
     FRAME(10, ADDR(20), 0);                 /* zero return address ends */
-    n = recs_fp_walk(ADDR(4), lo, hi, out, 8, &trunc);
+    n = recs__fp_walk(ADDR(4), lo, hi, out, 8, &trunc);
     tap_ok(n == 1, "zero return address ends the walk");
-    tap_ok(recs_in_stack(lo, 8, lo, hi) && !recs_in_stack(hi - 4, 8, lo, hi) &&
-           !recs_in_stack(lo - 8, 8, lo, hi), "bounds helper");
+    tap_ok(recs__in_stack(lo, 8, lo, hi) && !recs__in_stack(hi - 4, 8, lo, hi) &&
+           !recs__in_stack(lo - 8, 8, lo, hi), "bounds helper");
 }
 
 /* The walker on this very thread's real stack (built with frame pointers). */
@@ -249,7 +247,7 @@ __attribute__((noinline)) static unsigned real_walk(uint64_t *out, unsigned max)
     pthread_getattr_np(pthread_self(), &attr);
     pthread_attr_getstack(&attr, &addr, &size);
     pthread_attr_destroy(&attr);
-    return recs_fp_walk((uint64_t)(uintptr_t)__builtin_frame_address(0),
+    return recs__fp_walk((uint64_t)(uintptr_t)__builtin_frame_address(0),
                         (uint64_t)(uintptr_t)addr,
                         (uint64_t)(uintptr_t)addr + size, out, max, &trunc);
 }

@@ -87,6 +87,7 @@ expect_status 143 "SIGTERM is forwarded: the program dies of it, so do we"
 # variables pass through.
 FOO=bar "$REC_START" -q --force -o "$TMP/env.rec" --throttle 500/s --stack-depth 12 \
     sh -c 'echo "$FOO $REC_THROTTLE $REC_STACK_DEPTH $REC_ROOT_PID $$"' >"$TMP/out" 2>"$TMP/err"
+# shellcheck disable=SC2046  # fields, split on purpose
 set -- $(cat "$TMP/out")
 [ "$1 $2 $3" = "bar 500/s 12" ] && [ "$4" = "$5" ]
 ok $? "environment: settings, REC_ROOT_PID = the program's pid ($(cat "$TMP/out"))"

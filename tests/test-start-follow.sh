@@ -16,7 +16,7 @@ st=$?
 expect_status 0 "without --follow-children"
 cpid=$(cat "$TMP/out")
 [ -f "$TMP/nf.rec" ] && [ ! -e "$TMP/nf.rec.$cpid" ] &&
-    [ -z "$(ls "$TMP" | grep '^nf\.rec\.')" ]
+    ! ls "$TMP"/nf.rec.* >/dev/null 2>&1
 ok $? "only the program's own recording ($(ls "$TMP" | tr '\n' ' '))"
 
 "$REC_START" -c -o "$TMP/f.rec" sh -c "$child" "$WORKLOADS/budget" >"$TMP/out" 2>"$TMP/err"
@@ -41,7 +41,7 @@ fi
     >"$TMP/out" 2>"$TMP/err"
 st=$?
 expect_status 0 "a program that execs"
-[ -z "$(ls "$TMP" | grep '^ex\.rec\.')" ] && grep -q "^rec-start: $TMP/ex.rec: [1-9][0-9]* samples" "$TMP/err"
+! ls "$TMP"/ex.rec.* >/dev/null 2>&1 && grep -q "^rec-start: $TMP/ex.rec: [1-9][0-9]* samples" "$TMP/err"
 ok $? "one file, with the exec'd image's samples"
 [ $? -eq 0 ] || diag_file "$TMP/err"
 

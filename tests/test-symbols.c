@@ -7,7 +7,7 @@
  * recording, referenced by events, read back with the reader.
  * Timings are printed as diagnostics (no timed assertions).
  */
-#include "config.h"
+#include <config.h>
 #include "symbols.h"
 #include "tap.h"
 
@@ -128,8 +128,8 @@ int main(void)
     int fd = mkstemp(path);
     rec_writer *w;
     rec_stream *st;
-    recs_symbols *s;
-    recs_symbols_stats stats;
+    recs__symbols *s;
+    recs__symbols_stats stats;
     rec_id thread, ids[MAXCASES][MAXF];
     size_t nids[MAXCASES];
     struct rec_Thread th = { (uint64_t)getpid(), 0, (uint64_t)getpid() };
@@ -145,20 +145,20 @@ int main(void)
         rec_stream_open(w, &st) < 0 || rec_intern_Thread(w, &th, &thread) < 0)
         TAP_BAIL("cannot open a writer on %s", path);
 
-    tap_ok(recs_symbols_create(&s, w) == 0, "create");
-    rc = recs_symbols_scan(s);
+    tap_ok(recs__symbols_create(&s, w) == 0, "create");
+    rc = recs__symbols_scan(s);
     tap_ok(rc >= 3, "scan finds the program, libc and the loader (%d modules)", rc);
-    tap_ok(recs_symbols_scan(s) == 0, "a second scan finds nothing new");
+    tap_ok(recs__symbols_scan(s) == 0, "a second scan finds nothing new");
 
     /* is_executable and the range array. */
-    tap_ok(recs_symbols_is_executable(s, (uintptr_t)sym_probe_target), "own code is executable");
-    tap_ok(!recs_symbols_is_executable(s, (uintptr_t)&rc), "the stack is not");
+    tap_ok(recs__symbols_is_executable(s, (uintptr_t)sym_probe_target), "own code is executable");
+    tap_ok(!recs__symbols_is_executable(s, (uintptr_t)&rc), "the stack is not");
     {
         uint64_t gen1, gen2;
-        size_t n = recs_symbols_ranges(s, NULL, 0, &gen1);
-        recs_range r[256];
+        size_t n = recs__symbols_ranges(s, NULL, 0, &gen1);
+        recs__range r[256];
         bool sorted = true;
-        size_t m = recs_symbols_ranges(s, r, 256, &gen2);
+        size_t m = recs__symbols_ranges(s, r, 256, &gen2);
         for (size_t i = 1; i < m && i < 256; i++)
             sorted &= r[i - 1].end <= r[i].start;
         tap_ok(n >= 3 && n == m && gen1 == gen2 && sorted,
@@ -180,7 +180,7 @@ int main(void)
 
     /* A demangler appears with libstdc++ (loaded by any C++ program). */
     void *cxx = dlopen("libstdc++.so.6", RTLD_NOW | RTLD_GLOBAL);
-    recs_symbols_scan(s);
+    recs__symbols_scan(s);
     cases[ncases].pc = (uintptr_t)sym_mangled;
     cases[ncases++].ret = false;
 
@@ -195,21 +195,21 @@ int main(void)
 
     for (int i = 0; i < ncases; i++) {
         uint64_t t0 = now_ns();
-        rc = recs_symbols_frames(s, cases[i].pc, cases[i].ret, ids[i], MAXF, &nids[i]);
+        rc = recs__symbols_frames(s, cases[i].pc, cases[i].ret, ids[i], MAXF, &nids[i]);
         if (rc < 0)
             tap_diag("frames case %d: %s", i, rec_strerror(rc));
         if (i == 0 || i == 3)   /* the first pc of a module opens its files */
             tap_diag("first pc of %s: %.0f us", i ? "libc" : "the program",
                      (now_ns() - t0) / 1e3);
     }
-    recs_symbols_get_stats(s, &stats);
+    recs__symbols_get_stats(s, &stats);
     tap_ok(stats.lookups == (uint64_t)ncases && stats.misses == (uint64_t)ncases,
            "first lookups miss the cache");
     {
         rec_id again[MAXF];
         size_t n;
-        recs_symbols_frames(s, cases[0].pc, false, again, MAXF, &n);
-        recs_symbols_get_stats(s, &stats);
+        recs__symbols_frames(s, cases[0].pc, false, again, MAXF, &n);
+        recs__symbols_get_stats(s, &stats);
         tap_ok(stats.misses == (uint64_t)ncases && n == nids[0] && again[0] == ids[0][0],
                "a repeated pc is a cache hit with the same ids");
     }
@@ -218,24 +218,24 @@ int main(void)
      * at sp; after the frame is set up the frame-pointer walk is right. */
     {
         uint64_t window[4] = { 0x1111, 0x2222, 0x3333, 0x4444 }, ret = 0;
-        rc = recs_symbols_leaf_return(s, (uintptr_t)sym_probe_target, 0, window, 4, &ret);
+        rc = recs__symbols_leaf_return(s, (uintptr_t)sym_probe_target, 0, window, 4, &ret);
         tap_ok(rc == 0 && ret == 0x1111, "leaf rule at function entry: caller at sp (rc %d)", rc);
         ret = 0;
-        rc = recs_symbols_leaf_return(s, (uintptr_t)sym_frameless + 1, 0, window, 4, &ret);
+        rc = recs__symbols_leaf_return(s, (uintptr_t)sym_frameless + 1, 0, window, 4, &ret);
         tap_ok(rc == 0 && ret == 0x1111, "leaf rule inside a frameless function (rc %d)", rc);
-        rc = recs_symbols_leaf_return(s, ret_in_caller, 0, window, 4, &ret);
+        rc = recs__symbols_leaf_return(s, ret_in_caller, 0, window, 4, &ret);
         tap_ok(rc == REC_ENOTFOUND, "leaf rule in a function with its frame: fp walk is right (rc %d)", rc);
-        rc = recs_symbols_leaf_return(s, (uintptr_t)sym_probe_target, 0, window, 0, &ret);
+        rc = recs__symbols_leaf_return(s, (uintptr_t)sym_probe_target, 0, window, 0, &ret);
         tap_ok(rc == REC_ETRUNCATED, "leaf rule with an empty window: truncated");
-        rc = recs_symbols_leaf_return(s, 0x1000, 0, window, 4, &ret);
+        rc = recs__symbols_leaf_return(s, 0x1000, 0, window, 4, &ret);
         tap_ok(rc == REC_EINVAL, "leaf rule outside any module: EINVAL");
         uint64_t t0 = now_ns();
         for (int i = 0; i < 10000; i++)
-            recs_symbols_leaf_return(s, (uintptr_t)sym_frameless + 1, 0, window, 4, &ret);
+            recs__symbols_leaf_return(s, (uintptr_t)sym_frameless + 1, 0, window, 4, &ret);
         uint64_t t1 = now_ns();
         uintptr_t qs = (uintptr_t)dlsym(RTLD_DEFAULT, "qsort");
         for (int i = 0; i < 10000; i++)
-            recs_symbols_leaf_return(s, qs + (uintptr_t)(i % 2000) * 37, 0, window, 4, &ret);
+            recs__symbols_leaf_return(s, qs + (uintptr_t)(i % 2000) * 37, 0, window, 4, &ret);
         tap_diag("leaf rule: %.0f ns per call (one pc), %.0f ns (2000 libc pcs)",
                  (t1 - t0) / 1e4, (now_ns() - t1) / 1e4);
     }
@@ -248,15 +248,15 @@ int main(void)
         size_t n;
         uint64_t t0 = now_ns();
         for (int i = 0; i < N; i++)
-            recs_symbols_frames(s, base + 64 + (uintptr_t)i * 37, true, tmp, MAXF, &n);
+            recs__symbols_frames(s, base + 64 + (uintptr_t)i * 37, true, tmp, MAXF, &n);
         uint64_t t1 = now_ns();
         for (int r = 0; r < 10; r++)
             for (int i = 0; i < N; i++)
-                recs_symbols_frames(s, base + 64 + (uintptr_t)i * 37, true, tmp, MAXF, &n);
+                recs__symbols_frames(s, base + 64 + (uintptr_t)i * 37, true, tmp, MAXF, &n);
         uint64_t t2 = now_ns();
         uint64_t self0 = now_ns();
         for (int i = 0; i < 200; i++)
-            recs_symbols_frames(s, (uintptr_t)main + (uintptr_t)i * 3, false, tmp, MAXF, &n);
+            recs__symbols_frames(s, (uintptr_t)main + (uintptr_t)i * 3, false, tmp, MAXF, &n);
         uint64_t self1 = now_ns();
         tap_diag("libc: %.2f us per new pc; cache hit %.0f ns",
                  (t1 - t0) / 1e3 / N, (double)(t2 - t1) / (10.0 * N));
@@ -267,9 +267,9 @@ int main(void)
 
     /* Emit: ModuleLoad for every module, and one sample per case so that
      * the frames land in the file. */
-    nmods_emitted = recs_symbols_emit_modules(s, st, false);
+    nmods_emitted = recs__symbols_emit_modules(s, st, false);
     tap_ok(nmods_emitted >= 3, "ModuleLoad events: %d", nmods_emitted);
-    tap_ok(recs_symbols_emit_modules(s, st, false) == 0, "emitted once only");
+    tap_ok(recs__symbols_emit_modules(s, st, false) == 0, "emitted once only");
     for (int i = 0; i < ncases; i++) {
         struct rec_StackTrace t = { false, ids[i], nids[i] };
         struct rec_CPUTimeSample ev = { thread, 10000000, false, false, 0, 0 };
@@ -278,7 +278,7 @@ int main(void)
             TAP_BAIL("emit");
     }
     rec_stream_close(st);
-    recs_symbols_destroy(s);
+    recs__symbols_destroy(s);
     if (jansson)
         dlclose(jansson);
     if (cxx)

@@ -1,3 +1,4 @@
+# shellcheck shell=sh disable=SC2034
 # tests/tools-tap.sh - sourced by the shell tests of rec-dump, rec-summary
 # and rec-start: locations of the binaries and data, the environment the
 # tools run in, TAP output (tests/tap-lib.sh), a scratch directory $TMP.
@@ -17,7 +18,8 @@ export LC_ALL=C
 
 . "$top_srcdir/tests/tap-lib.sh"
 
-# expect_status WANT DESCRIPTION: compares with $st
+# expect_status WANT DESCRIPTION: compares with $st (the caller's)
+# shellcheck disable=SC2154
 expect_status() {
     [ "$st" -eq "$1" ]
     _r=$?

@@ -25,7 +25,7 @@ extern "C" {
 #include <rec/version.h>
 
 #define REC_FORMAT_MAJOR 1
-#define REC_FORMAT_MINOR 0
+#define REC_FORMAT_MINOR 1
 
 /* The library's version, REC_VERSION_NUMBER of the headers it was built
  * with: a program built against other headers can tell (ABI policy in
@@ -46,6 +46,10 @@ const char *rec_version_string(void);
 #define REC_EEXIST     (-9)  /* output exists and overwriting was not asked */
 #define REC_ENOTFOUND  (-10) /* no such type, field or entry */
 #define REC_EFULL      (-11) /* an event does not fit a stream buffer */
+#define REC_EAGAIN     (-12) /* no event yet (rec_follow_next() timeout) */
+#define REC_EWRITER    (-13) /* the writer died, the recording is unfinished */
+#define REC_ESTALLED   (-14) /* no new data within the stall timeout */
+#define REC_EREPLACED  (-15) /* file truncated, removed or replaced */
 
 const char *rec_strerror(int code);
 
@@ -247,6 +251,60 @@ long        rec_type_field_index(const rec_type *t, const char *name);
 size_t          rec_reader_ntypes(const rec_reader *r);
 const rec_type *rec_reader_type(const rec_reader *r, size_t i);
 const rec_type *rec_reader_type_by_name(const rec_reader *r, const char *name);
+
+/* ------------------------------------------------------------------ */
+/* Following a recording as it is written (man librecord(3),          */
+/* FOLLOWING A RECORDING)                                             */
+/* ------------------------------------------------------------------ */
+
+typedef struct rec_follow rec_follow;
+
+typedef struct rec_follow_options {
+    /* End with REC_ESTALLED after this long without new data (or without
+     * the file appearing); 0: never. Covers writers whose death cannot be
+     * seen (format 1.0 files, another pid namespace or host). */
+    int stall_timeout_ms;
+    /* After a recording closed cleanly while its writer still runs, wait
+     * this long for a recording appended to it (the image an exec()
+     * started): -1 (default) until the writer exits, 0 not at all. */
+    int finish_wait_ms;
+    /* Re-check at least this often (0: 100 ms) when inotify or pidfd
+     * cannot tell us, or misses a change. */
+    int poll_ms;
+    /* Start after this position (rec_follow_position()): none lost, none
+     * repeated. NULL: from the first event. */
+    const char *position;
+    /* Start with the events flushed after the open (history skipped). */
+    bool from_end;
+} rec_follow_options;
+
+#define REC_FOLLOW_POSITION_MAX 128   /* bytes, with the NUL */
+
+void rec_follow_options_init(rec_follow_options *opt);
+
+/* Follow the recording at path, which may not exist yet. REC_EINVAL for a
+ * malformed position; other problems come from rec_follow_next(). */
+int  rec_follow_open(rec_follow **out, const char *path,
+                     const rec_follow_options *opt);
+void rec_follow_close(rec_follow *f);
+
+/* Next event, waiting for it up to timeout_ms (-1: as long as it takes):
+ * 1 with *ev set (valid until the next call), 0 at the end of the stream
+ * (the recording closed and its writer is gone or done), REC_EAGAIN when
+ * the timeout passed or a signal arrived first, or a negative code that
+ * ends the stream: REC_EWRITER, REC_ESTALLED, REC_EREPLACED, or a reader
+ * error; rec_follow_message() then says what happened. */
+int  rec_follow_next(rec_follow *f, const rec_event **ev, int timeout_ms);
+const char *rec_follow_message(const rec_follow *f);
+
+/* Where the stream is: after the last event rec_follow_next() returned.
+ * A string of printable ASCII (< REC_FOLLOW_POSITION_MAX bytes) to store
+ * and pass back as rec_follow_options.position. */
+int  rec_follow_position(const rec_follow *f, char *buf, size_t len);
+
+/* The reader underneath (chunk info, schema), NULL until the file exists.
+ * Do not call rec_reader_next() or rec_reader_poll() on it. */
+rec_reader *rec_follow_reader(rec_follow *f);
 
 #ifdef __cplusplus
 }

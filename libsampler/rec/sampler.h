@@ -1,12 +1,13 @@
 /*
- * rec/sampler.h - librecsampler: per-thread CPU-time sampling of the
+ * rec/sampler.h - libsampler: per-thread CPU-time sampling of the
  * calling process into a rec recording.
  *
  * Every thread gets a timer on its own CPU clock (timer_create on the
  * thread's CPU-time clock, SIGEV_THREAD_ID) that sends a signal every
  * period of CPU time the thread consumes. The handler only copies the
- * registers and a bounds-checked frame-pointer walk into the thread's
- * bounded queue; a sampler thread drains the queues, symbolizes and writes
+ * registers and a bounds-checked stack walk (CFI tables, or frame
+ * pointers) into the thread's bounded queue; a sampler thread drains the
+ * queues, symbolizes and writes
  * CPUTimeSample / CPUTimeSampleLost / ThreadStart / ThreadEnd events.
  *
  * Normally loaded with LD_PRELOAD by rec-start(1), which configures it
@@ -33,11 +34,14 @@ typedef struct recs_options {
     const char *throttle;        /* "10ms", "500us", "500/s" (NULL: "10ms") */
     unsigned stack_depth;        /* frames per sample (0: 64, max 1024) */
     uint64_t max_chunk_bytes;    /* rotate chunks above this (0: writer default) */
-    uint64_t flush_interval_ns;  /* data visible to readers within (0: 1 s) */
+    uint64_t flush_interval_ns;  /* data visible to readers within (0: 100 ms) */
     int signo;                   /* timer signal (0: SIGPROF) */
     unsigned queue_capacity;     /* requests per thread (0: sized from the period) */
     bool append;                 /* append a recording to an existing file */
     bool overwrite;              /* replace an existing file (else REC_EEXIST) */
+    const char *stack_walker;    /* "cfi" (NULL: default) or "fp" */
+    const char *engine;          /* "auto" (NULL), "perf", "timer": see
+                                    libsampler(3) */
 } recs_options;
 
 /* Defaults as documented above. */

@@ -4,6 +4,7 @@
  * succeeded and samples were taken. */
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <rec/record.h>
 #include <rec/sampler.h>
 #include "hazard.h"
@@ -26,6 +27,7 @@ int main(int argc, char **argv)
         return 2;
     recs_options_init(&o);
     o.output = argv[1];
+    o.engine = getenv("HZ_ENGINE");   /* the suite's engine */
     o.throttle = "5ms";
     o.overwrite = true;
     if ((rc = recs_start(&o)) < 0) {

@@ -1,5 +1,5 @@
 /* tests/hazards/hazard.h - helpers for the programs the sampler tests run
- * under LD_PRELOAD=librecsampler.so. They print nothing on stdout (the
+ * under LD_PRELOAD=libsampler.so. They print nothing on stdout (the
  * tests compare it) and report through their exit status. */
 #ifndef REC_HAZARD_H
 #define REC_HAZARD_H

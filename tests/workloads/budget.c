@@ -8,8 +8,10 @@
  *   "bursty": 0.2 ms bursts separated by 5 ms sleeps, until the others end.
  * The main thread only waits.
  *
- * Usage: budget [-v] [-s SCALE]
+ * Usage: budget [-v] [-s SCALE] [-n NAME]
  *   -s SCALE  multiply the budgets (default 1; e.g. 0.2 for a quick run)
+ *   -n NAME   name the first thread NAME instead (any bytes the kernel
+ *             keeps: up to 15, a newline included)
  *   -v        print "name tid cpu_ns" per thread on stdout at the end
  */
 #define _GNU_SOURCE
@@ -48,7 +50,12 @@ static uint64_t mono_now(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-__attribute__((noipa)) static uint64_t spin(uint64_t x, unsigned n)
+#ifdef __clang__
+__attribute__((noinline))
+#else
+__attribute__((noipa))
+#endif
+static uint64_t spin(uint64_t x, unsigned n)
 {
     for (unsigned i = 0; i < n; i++)
         x = x * 6364136223846793005ull + 1442695040888963407ull;
@@ -103,9 +110,10 @@ int main(int argc, char **argv)
     double scale = 1;
     int verbose = 0, c;
 
-    while ((c = getopt(argc, argv, "vs:")) != -1) {
+    while ((c = getopt(argc, argv, "vs:n:")) != -1) {
         switch (c) {
         case 'v': verbose = 1; break;
+        case 'n': w[0].name = optarg; break;
         case 's':
             scale = atof(optarg);
             if (!(scale > 0 && scale <= 100)) {
@@ -114,12 +122,12 @@ int main(int argc, char **argv)
             }
             break;
         default:
-            fprintf(stderr, "usage: budget [-v] [-s SCALE]\n");
+            fprintf(stderr, "usage: budget [-v] [-s SCALE] [-n NAME]\n");
             return 2;
         }
     }
     for (int i = 0; i < NBUSY; i++)
-        w[i].budget_ns = (uint64_t)(w[i].budget_ns * scale);
+        w[i].budget_ns = (uint64_t)((double)w[i].budget_ns * scale);
     for (int i = 0; i <= NBUSY; i++) {
         if (pthread_create(&w[i].th, NULL, i < NBUSY ? busy_main : bursty_main, &w[i])) {
             perror("budget: pthread_create");

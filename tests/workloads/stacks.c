@@ -20,7 +20,12 @@
 #include <time.h>
 
 #define STK_REC_DEPTH 7
+/* clang has no noipa: noinline is the closest it offers. */
+#ifdef __clang__
+#define NOIPA __attribute__((noinline))
+#else
 #define NOIPA __attribute__((noipa))
+#endif
 
 static volatile uint64_t sink;
 static uint64_t budget_ns = 1000000000ull;
@@ -58,7 +63,11 @@ NOIPA static uint64_t stk_a(uint64_t x)
 
 /* Frameless: no push rbp / mov rsp,rbp, and no stack use, so that for its
  * whole body the return address sits at rsp. */
+#ifdef __clang__
+NOIPA
+#else
 __attribute__((noipa, optimize("omit-frame-pointer")))
+#endif
 static uint64_t stk_leaf(uint64_t x)
 {
     for (unsigned i = 0; i < SLICE; i++)

@@ -28,6 +28,18 @@ int cli_need_files(const char *prog, int first, int argc)
     return -1;
 }
 
+int cli_opt_mode(const char *prog, int *mode, int want,
+                 const char *const *names)
+{
+    if (*mode && *mode != want) {
+        cli_error(prog, "%s and %s exclude each other", names[*mode],
+                  names[want]);
+        return -1;
+    }
+    *mode = want;
+    return 0;
+}
+
 int cli_opt_threads(const char *prog, const char *arg, cli_threads **threads)
 {
     cli_threads_free(*threads);

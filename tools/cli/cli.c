@@ -4,7 +4,7 @@
 #include <config.h>
 
 #include "cli.h"
-#include "throttle.h"   /* recs_parse_duration: the shared grammar */
+#include "throttle.h"   /* recs__parse_duration: the shared grammar */
 
 #include <errno.h>
 #include <inttypes.h>
@@ -80,7 +80,7 @@ void cli_reader_warning(const char *prog, const char *path,
 /* Allocation                                                         */
 /* ------------------------------------------------------------------ */
 
-static _Noreturn void out_of_memory(void)
+_Noreturn void cli_out_of_memory(void)
 {
     fputs("out of memory\n", stderr);
     abort();
@@ -90,7 +90,7 @@ void *cli_xrealloc(void *p, size_t n)
 {
     p = realloc(p, n ? n : 1);
     if (!p)
-        out_of_memory();
+        cli_out_of_memory();
     return p;
 }
 
@@ -137,7 +137,7 @@ static int parse_fraction(const char **sp, uint64_t *frac_e9)
 /* The grammar shared with rec-start and the sampler (throttle.h). */
 int cli_parse_duration(const char *s, uint64_t *ns)
 {
-    return recs_parse_duration(s, ns) < 0 ? -1 : 0;
+    return recs__parse_duration(s, ns) < 0 ? -1 : 0;
 }
 
 /* Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant). */
@@ -403,6 +403,16 @@ bool cli_patterns_match(const cli_patterns *p, const char *s, size_t len)
     return false;
 }
 
+size_t cli_patterns_count(const cli_patterns *p)
+{
+    return p ? p->n : 0;
+}
+
+const char *cli_patterns_get(const cli_patterns *p, size_t i)
+{
+    return p && i < p->n ? p->pat[i] : NULL;
+}
+
 void cli_patterns_free(cli_patterns *p)
 {
     if (!p)
@@ -491,7 +501,7 @@ void cli_buf_grow(cli_buf *b, size_t more)
     size_t cap = b->cap ? b->cap : 256;
     while (cap - b->len < more) {
         if (cap > SIZE_MAX / 2)
-            out_of_memory();
+            cli_out_of_memory();
         cap *= 2;
     }
     b->p = cli_xrealloc(b->p, cap);
@@ -592,7 +602,7 @@ void cli_buf_add_json_string(cli_buf *b, const char *s, size_t len)
         j = json_stringn(fixed.p ? fixed.p : "", fixed.len);
     }
     if (!j)
-        out_of_memory();
+        cli_out_of_memory();
     size_t need = json_dumpb(j, NULL, 0, JSON_ENCODE_ANY);
     cli_buf_reserve(b, need);
     b->len += json_dumpb(j, b->p + b->len, need, JSON_ENCODE_ANY);
@@ -618,80 +628,6 @@ int cli_buf_flush(cli_buf *b, FILE *f)
 }
 
 /* ------------------------------------------------------------------ */
-/* Pointer map                                                        */
-/* ------------------------------------------------------------------ */
-
-static size_t ptr_hash(const void *key, size_t mask)
-{
-    uint64_t h = (uint64_t)(uintptr_t)key * 0x9e3779b97f4a7c15ull;
-    return (size_t)(h >> 32) & mask;
-}
-
-bool cli_ptrmap_get(const cli_ptrmap *m, const void *key, uintptr_t *value)
-{
-    if (!m->cap)
-        return false;
-    size_t mask = m->cap - 1;
-    for (size_t i = ptr_hash(key, mask);; i = (i + 1) & mask) {
-        if (m->slots[i].key == key) {
-            *value = m->slots[i].value;
-            return true;
-        }
-        if (!m->slots[i].key)
-            return false;
-    }
-}
-
-static void ptrmap_insert(struct cli_ptrmap_slot *slots, size_t mask,
-                          const void *key, uintptr_t value, size_t *n)
-{
-    for (size_t i = ptr_hash(key, mask);; i = (i + 1) & mask) {
-        if (slots[i].key == key) {
-            slots[i].value = value;
-            return;
-        }
-        if (!slots[i].key) {
-            slots[i].key = key;
-            slots[i].value = value;
-            ++*n;
-            return;
-        }
-    }
-}
-
-void cli_ptrmap_put(cli_ptrmap *m, const void *key, uintptr_t value)
-{
-    if ((m->n + 1) * 2 > m->cap) {
-        size_t cap = m->cap ? m->cap * 2 : 64, n = 0;
-        struct cli_ptrmap_slot *s = calloc(cap, sizeof *s);
-        if (!s)
-            out_of_memory();
-        for (size_t i = 0; i < m->cap; i++)
-            if (m->slots[i].key)
-                ptrmap_insert(s, cap - 1, m->slots[i].key, m->slots[i].value, &n);
-        free(m->slots);
-        m->slots = s;
-        m->cap = cap;
-        m->n = n;
-    }
-    ptrmap_insert(m->slots, m->cap - 1, key, value, &m->n);
-}
-
-void cli_ptrmap_clear(cli_ptrmap *m)
-{
-    if (m->n)
-        memset(m->slots, 0, m->cap * sizeof *m->slots);
-    m->n = 0;
-}
-
-void cli_ptrmap_free(cli_ptrmap *m)
-{
-    free(m->slots);
-    m->slots = NULL;
-    m->n = m->cap = 0;
-}
-
-/* ------------------------------------------------------------------ */
 /* Chunks                                                             */
 /* ------------------------------------------------------------------ */
 
@@ -706,5 +642,27 @@ bool cli_chunk_changed(const rec_reader *r, uint64_t *last,
     if (info->offset == *last)
         return false;
     *last = info->offset;
+    return true;
+}
+
+bool cli_event_string(const rec_event *ev, const char *field, char *buf,
+                      size_t size)
+{
+    long f = rec_type_field_index(rec_event_type(ev), field);
+    rec_value v;
+
+    if (f < 0 || rec_event_get(ev, (size_t)f, &v) < 0 || !size)
+        return false;
+    if (v.kind == REC_REF && v.v.ref.entry) {
+        const rec_entry *e = v.v.ref.entry;
+        long sf = rec_type_field_index(rec_entry_type(e), "value");
+        if (sf < 0 || rec_entry_get(e, (size_t)sf, &v) < 0)
+            return false;
+    }
+    if (v.kind != REC_STRING)
+        return false;
+    size_t n = v.v.str.len < size - 1 ? v.v.str.len : size - 1;
+    memcpy(buf, v.v.str.s, n);
+    buf[n] = '\0';
     return true;
 }

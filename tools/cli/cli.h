@@ -51,7 +51,7 @@ void cli_reader_warning(const char *prog, const char *path,
 /* ------------------------------------------------------------------ */
 
 /* Duration, in the grammar rec-start and the sampler use too
- * (recs_parse_duration, libsampler/throttle.h): a decimal number
+ * (recs__parse_duration, libsampler/throttle.h): a decimal number
  * ("1.5s") and a unit among ns, us (or µs), ms, s, m (min), h; "0" alone
  * is zero. Result in ns; overflow and a missing unit are errors. */
 int cli_parse_duration(const char *s, uint64_t *ns);
@@ -91,6 +91,9 @@ typedef struct cli_patterns cli_patterns;
 int  cli_patterns_parse(const char *spec, cli_patterns **out);
 bool cli_patterns_match(const cli_patterns *p, const char *s, size_t len);
 void cli_patterns_free(cli_patterns *p);
+/* The patterns of the list, for messages and checks. */
+size_t cli_patterns_count(const cli_patterns *p);
+const char *cli_patterns_get(const cli_patterns *p, size_t i);
 
 /* --threads: a comma-separated list of items; an item made only of digits
  * is an OS thread id, any other is a glob on the thread's name. A thread
@@ -119,8 +122,17 @@ int cli_opt_threads(const char *prog, const char *arg, cli_threads **threads);
 int cli_opt_time(const char *prog, const char *opt, const char *arg,
                  cli_time *t, bool *have);
 
+/* Output modes that exclude each other (--json, --ndjson, --metadata,
+ * --csv): *mode is 0 until the first; a second different one is a usage
+ * error (printed) instead of silently replacing the first. names[] gives
+ * the option of each mode (names[mode]). */
+int cli_opt_mode(const char *prog, int *mode, int want,
+                 const char *const *names);
+
 /* realloc() that aborts with "out of memory" like cli_buf (n 0 is 1). */
 void *cli_xrealloc(void *p, size_t n);
+/* "out of memory" on stderr, then abort(). */
+_Noreturn void cli_out_of_memory(void);
 
 /* ------------------------------------------------------------------ */
 /* Output buffer and JSON text.                                       */
@@ -151,6 +163,8 @@ static inline void cli_buf_reserve(cli_buf *b, size_t more)
 
 static inline void cli_buf_add(cli_buf *b, const void *data, size_t n)
 {
+    if (!n)
+        return;     /* data may be NULL then (an empty buffer's pointer) */
     cli_buf_reserve(b, n);
     memcpy(b->p + b->len, data, n);
     b->len += n;
@@ -169,21 +183,74 @@ int cli_buf_flush(cli_buf *b, FILE *f);
 char *cli_json_quote(const char *s, size_t len);
 
 /* ------------------------------------------------------------------ */
-/* Pointer-keyed hash map (e.g. caches keyed by rec_type or rec_entry  */
-/* pointers, which are only valid within a chunk: clear it when the     */
-/* chunk changes).                                                      */
+/* Tables (cli-map.c): one hash map and one interning table for every  */
+/* tool. Maps keyed by rec_type or rec_entry addresses are only valid   */
+/* within a chunk: clear them when the chunk changes.                   */
 /* ------------------------------------------------------------------ */
 
-typedef struct cli_ptrmap {
-    struct cli_ptrmap_slot { const void *key; uintptr_t value; } *slots;
-    size_t n, cap;   /* cap is a power of two (0 before the first put) */
-} cli_ptrmap;
+/* Open-addressing map from a non-zero 64-bit key to a uint32 value. */
+typedef struct cli_map {
+    uint64_t *keys;
+    uint32_t *vals;
+    size_t cap, n;          /* cap is a power of two (or 0) */
+} cli_map;
 
-/* true and *value set if key is present. */
-bool cli_ptrmap_get(const cli_ptrmap *m, const void *key, uintptr_t *value);
-void cli_ptrmap_put(cli_ptrmap *m, const void *key, uintptr_t value);
-void cli_ptrmap_clear(cli_ptrmap *m);
-void cli_ptrmap_free(cli_ptrmap *m);
+void cli_map_free(cli_map *m);
+void cli_map_clear(cli_map *m);
+/* true and *val set if key is present. */
+bool cli_map_get(const cli_map *m, uint64_t key, uint32_t *val);
+/* 0 or REC_ENOMEM. */
+int cli_map_put(cli_map *m, uint64_t key, uint32_t val);
+/* The same, exiting on out of memory like cli_xrealloc(). */
+void cli_map_xput(cli_map *m, uint64_t key, uint32_t val);
+
+/* FNV-1a of len bytes: the hash of interned items. */
+uint64_t cli_hash_bytes(const void *p, size_t len);
+
+/* The slot index of an interning table (cli_strtab, or a tool's own table
+ * of items): slots hold item index + 1 (0 = empty), probed linearly from
+ * the item's hash. Doubles *nslots (from first, a power of two) and
+ * re-places the n items by their hashes: 0 or REC_ENOMEM. */
+int cli_slots_grow(uint32_t **slots, size_t *nslots, size_t first,
+                   const uint64_t *hash, size_t n);
+
+/* Interned strings: each distinct string gets a dense index. */
+typedef struct cli_strtab {
+    char **strs;
+    uint64_t *hash;
+    size_t n, cap;
+    uint32_t *slots;        /* index + 1, 0 = empty */
+    size_t nslots;
+} cli_strtab;
+
+void cli_strtab_free(cli_strtab *t);
+/* Index of s[0..len), adding it if new; negative REC_E* on failure. */
+long cli_strtab_intern(cli_strtab *t, const char *s, size_t len);
+
+/* ------------------------------------------------------------------ */
+/* The recordings of a command line, by identity (cli-inputs.c).       */
+/* ------------------------------------------------------------------ */
+
+/* Drop the FILE operands argv[first..argc) that name a regular file given
+ * before (same device and inode: a hard link, a symlink, "./x" for "x"),
+ * with a warning; compacts argv in place and returns the new argc. */
+int cli_inputs_dedup(const char *prog, char **argv, int first, int argc);
+/* -1 (message printed) if the output path - standard output when path is
+ * NULL or "-" - is one of the n inputs; opt names the option. */
+int cli_output_not_input(const char *prog, const char *opt, const char *path,
+                         char *const *in, int n);
+/* Warn when the inputs' ProcessInfo runId differ: recordings of different
+ * rec-start runs (stale OUT.<pid> files) are about to be read as one. */
+void cli_inputs_runs(const char *prog, char *const *in, int n);
+/* True if another process has the file open for writing: a recording that
+ * is unfinished because it is still being written, not abandoned. */
+bool cli_file_being_written(const char *path);
+/* On a chunk change: false if the chunk starts before the one before it
+ * in the same file (*prev_start_ns, from 0 per file, is then kept for the
+ * message of cli_chunk_order_error()). */
+bool cli_chunk_in_order(const rec_chunk_info *info, uint64_t *prev_start_ns);
+void cli_chunk_order_error(const char *prog, const char *path,
+                           const rec_chunk_info *info, uint64_t prev_start_ns);
 
 /* ------------------------------------------------------------------ */
 /* Chunk tracking.                                                     */
@@ -194,5 +261,11 @@ void cli_ptrmap_free(cli_ptrmap *m);
  * cleared then. *last starts at UINT64_MAX for each file. */
 bool cli_chunk_changed(const rec_reader *r, uint64_t *last,
                        rec_chunk_info *info);
+
+/* The text of an event's String field (inline or a String-pool entry)
+ * named field, copied NUL-terminated into buf (truncated); false if the
+ * field is absent, null or not a string. */
+bool cli_event_string(const rec_event *ev, const char *field, char *buf,
+                      size_t size);
 
 #endif

@@ -3,7 +3,7 @@
  * weighted by each sample's samplingPeriod (overrun samples stand for
  * several periods, so counting samples would under-weight them).
  */
-#include "config.h"
+#include <config.h>
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -30,7 +30,7 @@ long cpu_stack_intern(cpu_stacktab *t, uint32_t self, const uint32_t *funcs,
                       size_t n)
 {
     if ((t->n + 1) * 2 > t->nslots
-        && cpu_slots_grow(&t->slots, &t->nslots, 1024, t->hash, t->n) < 0)
+        && cli_slots_grow(&t->slots, &t->nslots, 1024, t->hash, t->n) < 0)
         return REC_ENOMEM;
     uint64_t h = stack_hash(self, funcs, n);
     size_t mask = t->nslots - 1, j = h & mask;
@@ -77,8 +77,8 @@ void cpu_stacktab_free(cpu_stacktab *t)
 
 int cpu_tstacks_add(cpu_tstacks *s, uint32_t id, uint64_t ns)
 {
-    uint32_t i = cpu_map_get(&s->index, (uint64_t)id + 1);
-    if (i == UINT32_MAX) {
+    uint32_t i;
+    if (!cli_map_get(&s->index, (uint64_t)id + 1, &i)) {
         if (s->n == s->cap) {
             size_t cap = s->cap ? s->cap * 2 : 64;
             uint32_t *iv = realloc(s->id, cap * sizeof *iv);
@@ -92,7 +92,7 @@ int cpu_tstacks_add(cpu_tstacks *s, uint32_t id, uint64_t ns)
             s->cap = cap;
         }
         i = (uint32_t)s->n;
-        if (cpu_map_put(&s->index, (uint64_t)id + 1, i) < 0)
+        if (cli_map_put(&s->index, (uint64_t)id + 1, i) < 0)
             return REC_ENOMEM;
         s->id[i] = id;
         s->ns[i] = 0;
@@ -104,7 +104,7 @@ int cpu_tstacks_add(cpu_tstacks *s, uint32_t id, uint64_t ns)
 
 void cpu_tstacks_free(cpu_tstacks *s)
 {
-    cpu_map_free(&s->index);
+    cli_map_free(&s->index);
     free(s->id);
     free(s->ns);
     memset(s, 0, sizeof *s);

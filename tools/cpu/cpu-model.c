@@ -5,7 +5,7 @@
  * and calls these functions with plain numbers, which keeps the accounting
  * rules in one place and testable.
  */
-#include "config.h"
+#include <config.h>
 
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +19,8 @@
 #define CPU_MAX_INTERVALS (1u << 22)
 /* All threads together: 128 MiB of counters. */
 #define CPU_MAX_CELLS (1u << 24)
+/* Empty intervals a timeline may show beyond 4 per used one. */
+#define CPU_MAX_GAP 10000u
 
 void cpu_model_init(cpu_model *m, const cpu_options *opt)
 {
@@ -34,13 +36,15 @@ void cpu_model_free(cpu_model *m)
         free(t->name);
         free(t->marks);
         free(t->iv);
+        free(t->lv);
+        free(t->lost);
         cpu_tstacks_free(&t->stacks);
         free(t);
     }
     free(m->threads);
     free(m->procs);
-    cpu_map_free(&m->by_key);
-    cpu_strtab_free(&m->funcs);
+    cli_map_free(&m->by_key);
+    cli_strtab_free(&m->funcs);
     cpu_stacktab_free(&m->stacks);
     free(m->func_rank);
     memset(m, 0, sizeof *m);
@@ -87,7 +91,7 @@ static cpu_thread *add_thread(cpu_model *m, uint64_t pid, uint64_t tid,
     t->index = (uint32_t)m->nthreads;
     t->iv_min = INT64_MAX;
     t->iv_max = INT64_MIN;
-    if (cpu_map_put(&m->by_key, thread_key(pid, tid),
+    if (cli_map_put(&m->by_key, thread_key(pid, tid),
                     (uint32_t)m->nthreads) < 0) {
         free(t);
         return NULL;
@@ -98,8 +102,8 @@ static cpu_thread *add_thread(cpu_model *m, uint64_t pid, uint64_t tid,
 
 cpu_thread *cpu_model_thread(cpu_model *m, uint64_t pid, uint64_t tid)
 {
-    uint32_t i = cpu_map_get(&m->by_key, thread_key(pid, tid));
-    if (i != UINT32_MAX)
+    uint32_t i;
+    if (cli_map_get(&m->by_key, thread_key(pid, tid), &i))
         return m->threads[i];
     return add_thread(m, pid, tid, 0);
 }
@@ -154,14 +158,21 @@ static int iv_reserve(cpu_model *m, cpu_thread *t, int64_t lo, int64_t hi)
         if (m->iv_cells - t->iv_n + want > CPU_MAX_CELLS)
             return REC_ETOOBIG;
     }
-    uint64_t *iv = calloc(want, sizeof *iv);
-    if (!iv)
+    uint64_t *iv = calloc(want, sizeof *iv), *lv = calloc(want, sizeof *lv);
+    if (!iv || !lv) {
+        free(iv);
+        free(lv);
         return REC_ENOMEM;
-    if (t->iv_n)
+    }
+    if (t->iv_n) {
         memcpy(iv + (t->iv_lo - nlo), t->iv, t->iv_n * sizeof *iv);
+        memcpy(lv + (t->iv_lo - nlo), t->lv, t->iv_n * sizeof *lv);
+    }
     free(t->iv);
+    free(t->lv);
     m->iv_cells = m->iv_cells - t->iv_n + want;
     t->iv = iv;
+    t->lv = lv;
     t->iv_lo = nlo;
     t->iv_n = want;
     return 0;
@@ -172,12 +183,32 @@ static int iv_reserve(cpu_model *m, cpu_thread *t, int64_t lo, int64_t hi)
  * the analysed range, so that per-interval figures stay near 100% of a
  * CPU at most even with overrun samples, and the intervals of a thread sum
  * to its sampledCpuTime exactly. */
+static int spread_over(cpu_model *m, cpu_thread *t, uint64_t beg,
+                       uint64_t end, uint64_t period, bool lost);
+
 static int spread(cpu_model *m, cpu_thread *t, uint64_t ts, uint64_t period)
 {
-    uint64_t I = m->opt.interval_ns;
     uint64_t floor = m->lo_ns > m->origin_ns ? m->lo_ns : m->origin_ns;
+    /* Nor before the thread's previous sample: one thread's CPU time cannot
+     * pass faster than wall time, and the CPU time before that sample is
+     * that sample's. An absurd period (a damaged or crafted file) then
+     * shows as absurd percentages in a few intervals instead of filling
+     * millions of them. */
+    if (t->last_sample_ns > floor && t->last_sample_ns <= ts)
+        floor = t->last_sample_ns;
+    if (ts > t->last_sample_ns)
+        t->last_sample_ns = ts;
     uint64_t end = ts > floor ? ts : floor;
     uint64_t beg = end - floor >= period ? end - period : floor;
+
+    return spread_over(m, t, beg, end, period, false);
+}
+
+/* period ns over [beg, end) into the samples' or the lost timeline. */
+static int spread_over(cpu_model *m, cpu_thread *t, uint64_t beg,
+                       uint64_t end, uint64_t period, bool lost)
+{
+    uint64_t I = m->opt.interval_ns;
     int64_t k0 = (int64_t)((beg - m->origin_ns) / I);
     int64_t k1 = end > beg ? (int64_t)((end - 1 - m->origin_ns) / I) : k0;
     int rc = iv_reserve(m, t, k0, k1);
@@ -187,8 +218,9 @@ static int spread(cpu_model *m, cpu_thread *t, uint64_t ts, uint64_t period)
         t->iv_min = k0;
     if (k1 > t->iv_max)
         t->iv_max = k1;
+    uint64_t *iv = lost ? t->lv : t->iv;
     if (k0 == k1) {
-        t->iv[k0 - t->iv_lo] += period;
+        iv[k0 - t->iv_lo] += period;
         return 0;
     }
     /* Cumulative rounding keeps the parts summing to period exactly. */
@@ -198,7 +230,7 @@ static int spread(cpu_model *m, cpu_thread *t, uint64_t ts, uint64_t period)
                         : m->origin_ns + (uint64_t)(k + 1) * I;
         uint64_t cum = (uint64_t)((unsigned __int128)period
                                   * (upto - beg) / span);
-        t->iv[k - t->iv_lo] += cum - given;
+        iv[k - t->iv_lo] += cum - given;
         given = cum;
     }
     return 0;
@@ -227,6 +259,47 @@ void cpu_model_lost(cpu_model *m, cpu_thread *t, uint64_t ts,
     t->lost_samples += count;
     t->lost_ns += ns;
     m->events++;
+    /* Placed in the timeline at the end, once the thread's start is known
+     * (streams are read in file order, not time order). */
+    if (m->opt.interval_ns && ns) {
+        if (t->nlost == t->cap_lost) {
+            size_t cap = t->cap_lost ? t->cap_lost * 2 : 8;
+            struct cpu_lost *v = realloc(t->lost, cap * sizeof *v);
+            if (!v)
+                return;          /* the totals stay right */
+            t->lost = v;
+            t->cap_lost = cap;
+        }
+        t->lost[t->nlost++] = (struct cpu_lost){ ts, ns };
+    }
+}
+
+static int cmp_lost(const void *a, const void *b)
+{
+    const struct cpu_lost *x = a, *y = b;
+    return x->ts < y->ts ? -1 : x->ts > y->ts;
+}
+
+/* Lost CPU carries no time of its own: a lost event reports what was lost
+ * since the thread's previous one (or its start), so it is spread evenly
+ * over that span, clipped to the analysed range. */
+static void place_lost(cpu_model *m, cpu_thread *t)
+{
+    uint64_t floor = m->lo_ns > m->origin_ns ? m->lo_ns : m->origin_ns;
+    uint64_t from = t->has_start ? t->start_ns : t->first_ns;
+
+    if (!t->nlost)
+        return;
+    qsort(t->lost, t->nlost, sizeof *t->lost, cmp_lost);
+    for (size_t i = 0; i < t->nlost; i++) {
+        uint64_t end = t->lost[i].ts > floor ? t->lost[i].ts : floor;
+        uint64_t beg = from > floor ? from : floor;
+        if (beg > end)
+            beg = end;
+        if (spread_over(m, t, beg, end, t->lost[i].ns, true) < 0)
+            return;
+        from = t->lost[i].ts;
+    }
 }
 
 static int add_mark(cpu_thread *t, uint64_t ts, uint64_t cpu, bool end,
@@ -365,6 +438,7 @@ int cpu_model_finish(cpu_model *m)
     for (size_t i = 0; i < m->nthreads; i++) {
         cpu_thread *t = m->threads[i];
         measure(m, t);
+        place_lost(m, t);
         cpu_process *p = t->in_range ? cpu_model_process(m, t->pid) : NULL;
         if (p)
             p->reconstructed_ns += t->sampled_ns + t->lost_ns;
@@ -400,6 +474,41 @@ cpu_thread **cpu_model_selected(const cpu_model *m, size_t *n)
     }
     qsort(v, *n, sizeof *v, cmp_thread);
     return v;
+}
+
+/* The timeline outputs are dense grids (a row per interval from the first
+ * used to the last, a column per thread): when the samples are far apart
+ * (threads or recordings of different runs, a thread idle for hours, a
+ * crafted file with two samples days apart) that grid is mostly empty and
+ * may be huge. Allow a few empty intervals per non-empty one, and a grid no
+ * bigger than the counters the model may hold, so that what is printed
+ * stays in proportion to what the recordings hold. */
+int cpu_model_timeline_check(const cpu_model *m)
+{
+    size_t n;
+    cpu_thread **v = cpu_model_selected(m, &n);
+    if (!v)
+        return REC_ENOMEM;
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    uint64_t used = 0;      /* non-empty cells: at least the non-empty rows */
+    for (size_t i = 0; i < n; i++) {
+        const cpu_thread *t = v[i];
+        if (t->iv_min > t->iv_max)
+            continue;
+        if (t->iv_min < lo)
+            lo = t->iv_min;
+        if (t->iv_max > hi)
+            hi = t->iv_max;
+        for (size_t k = 0; k < t->iv_n; k++)
+            used += t->iv[k] != 0 || (t->lv && t->lv[k] != 0);
+    }
+    free(v);
+    if (lo > hi)
+        return 0;
+    uint64_t span = (uint64_t)(hi - lo) + 1;
+    if (span > 4 * used + CPU_MAX_GAP || span > CPU_MAX_CELLS / n)
+        return REC_ETOOBIG;
+    return 0;
 }
 
 uint64_t cpu_model_process_sampled(const cpu_model *m, uint64_t pid)

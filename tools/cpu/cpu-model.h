@@ -18,39 +18,6 @@
 
 /* ---- small hash maps (cpu-map.c) ---------------------------------- */
 
-/* Open-addressing map from a non-zero 64-bit key to a uint32 value. */
-typedef struct cpu_map {
-    uint64_t *keys;
-    uint32_t *vals;
-    size_t cap, n;          /* cap is a power of two (or 0) */
-} cpu_map;
-
-void cpu_map_free(cpu_map *m);
-void cpu_map_clear(cpu_map *m);
-/* Value for key, or UINT32_MAX. */
-uint32_t cpu_map_get(const cpu_map *m, uint64_t key);
-int cpu_map_put(cpu_map *m, uint64_t key, uint32_t val);
-
-/* The slot index of an interning table (cpu_strtab, cpu_stacktab): slots
- * hold item index + 1 (0 = empty), probed linearly from the item's hash.
- * Doubles *nslots (from first, a power of two) and re-places the n items
- * by their hashes: 0 or REC_ENOMEM. */
-int cpu_slots_grow(uint32_t **slots, size_t *nslots, size_t first,
-                   const uint64_t *hash, size_t n);
-
-/* Interned strings: each distinct string gets a dense index. */
-typedef struct cpu_strtab {
-    char **strs;
-    uint64_t *hash;
-    size_t n, cap;
-    uint32_t *slots;        /* index + 1, 0 = empty */
-    size_t nslots;
-} cpu_strtab;
-
-void cpu_strtab_free(cpu_strtab *t);
-/* Index of s[0..len), adding it if new; negative REC_E* on failure. */
-long cpu_strtab_intern(cpu_strtab *t, const char *s, size_t len);
-
 /* ---- options ------------------------------------------------------- */
 
 typedef struct cpu_options {
@@ -84,7 +51,7 @@ typedef struct cpu_stacktab {
 
 /* A thread's CPU time per stack; functions are derived when printing. */
 typedef struct cpu_tstacks {
-    cpu_map index;              /* stack id + 1 -> slot */
+    cli_map index;              /* stack id + 1 -> slot */
     uint32_t *id;
     uint64_t *ns;
     size_t n, cap;
@@ -129,8 +96,14 @@ typedef struct cpu_thread {
     uint64_t measured_ns;
     bool measured_known;
 
-    /* Timeline: iv[k] = ns of CPU in interval iv_lo + k. */
-    uint64_t *iv;
+    uint64_t last_sample_ns;    /* latest sample spread (0: none yet) */
+
+    /* Timeline: iv[k] = ns of CPU in interval iv_lo + k (samples), lv[k]
+     * the lost CPU placed there (same bounds; cpu_model_finish spreads
+     * each lost event over the time since the thread's previous one). */
+    uint64_t *iv, *lv;
+    struct cpu_lost { uint64_t ts, ns; } *lost;
+    size_t nlost, cap_lost;
     int64_t iv_lo;
     size_t iv_n;
     int64_t iv_min, iv_max;     /* intervals used; min > max: none */
@@ -154,12 +127,12 @@ typedef struct cpu_model {
 
     cpu_thread **threads;       /* stable pointers: caches hold them */
     size_t nthreads, cap_threads;
-    cpu_map by_key;             /* (pid << 32 | tid) -> current thread */
+    cli_map by_key;             /* (pid << 32 | tid) -> current thread */
 
     cpu_process *procs;
     size_t nprocs, cap_procs;
 
-    cpu_strtab funcs;           /* hot functions by name */
+    cli_strtab funcs;           /* hot functions by name */
     uint32_t *func_rank;        /* funcs in name order (cpu_hot_finish) */
     cpu_stacktab stacks;
     size_t iv_cells;            /* timeline counters of every thread */
@@ -211,6 +184,10 @@ void cpu_input_close(cpu_input *in);
 
 /* Threads selected for output, sorted by (pid, tid, seq); caller frees. */
 cpu_thread **cpu_model_selected(const cpu_model *m, size_t *n);
+/* 0 if the timeline of the selected threads (first to last used interval,
+ * every thread) is in proportion to the intervals they use, REC_ETOOBIG if
+ * printing it needs a longer interval, or REC_ENOMEM. */
+int cpu_model_timeline_check(const cpu_model *m);
 /* Sum of sampled+lost of every in-range thread of a process (after
  * cpu_model_finish). */
 uint64_t cpu_model_process_sampled(const cpu_model *m, uint64_t pid);

@@ -6,7 +6,7 @@
  * are only valid within one chunk, so the caches keyed by them are
  * emptied whenever the chunk changes.
  */
-#include "config.h"
+#include <config.h>
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -52,8 +52,8 @@ typedef struct reader_ctx {
     const char *prog;
     type_slot types[TYPE_SLOTS];
     pool_fields pf;
-    cpu_map threads;            /* Thread entry pointer -> thread index */
-    cpu_map stacks;             /* StackTrace entry pointer -> stack id */
+    cli_map threads;            /* Thread entry pointer -> thread index */
+    cli_map stacks;             /* StackTrace entry pointer -> stack id */
     uint32_t *scratch;          /* function indexes of one stack */
     size_t cap_scratch;
     bool have_pid;
@@ -67,8 +67,8 @@ static void reset_chunk(reader_ctx *c)
 {
     memset(c->types, 0, sizeof c->types);
     memset(&c->pf, 0, sizeof c->pf);
-    cpu_map_clear(&c->threads);
-    cpu_map_clear(&c->stacks);
+    cli_map_clear(&c->threads);
+    cli_map_clear(&c->stacks);
 }
 
 static const type_slot *lookup_type(reader_ctx *c, const rec_type *type)
@@ -157,8 +157,8 @@ static cpu_thread *event_thread(reader_ctx *c, const rec_value *vals, long f)
     if (f < 0 || vals[f].kind != REC_REF || !vals[f].v.ref.entry)
         return NULL;
     const rec_entry *e = vals[f].v.ref.entry;
-    uint32_t i = cpu_map_get(&c->threads, (uintptr_t)e);
-    if (i != UINT32_MAX)
+    uint32_t i;
+    if (cli_map_get(&c->threads, (uintptr_t)e, &i))
         return c->m->threads[i];
 
     const rec_type *tt = rec_entry_type(e);
@@ -182,7 +182,7 @@ static cpu_thread *event_thread(reader_ctx *c, const rec_value *vals, long f)
         c->have_pid = true;
         c->pid = pid;
     }
-    if (cpu_map_put(&c->threads, (uintptr_t)e, t->index) < 0)
+    if (cli_map_put(&c->threads, (uintptr_t)e, t->index) < 0)
         return NULL;
     return t;
 }
@@ -264,7 +264,7 @@ static long frame_function(reader_ctx *c, const rec_entry *fr)
     size_t len;
     const char *s = entry_string(c, fr, c->pf.fr_function, &len);
     if (s && len)
-        return cpu_strtab_intern(&c->m->funcs, s, len);
+        return cli_strtab_intern(&c->m->funcs, s, len);
     const char *mod = entry_string(c, fr, c->pf.fr_module, &len);
     char buf[300];
     if (mod && len) {
@@ -274,10 +274,10 @@ static long frame_function(reader_ctx *c, const rec_entry *fr)
                 base = mod + i + 1;
         int n = snprintf(buf, sizeof buf, "[%.*s]",
                          (int)(len - (size_t)(base - mod)), base);
-        return cpu_strtab_intern(&c->m->funcs, buf,
+        return cli_strtab_intern(&c->m->funcs, buf,
                                  n < (int)sizeof buf ? (size_t)n : sizeof buf - 1);
     }
-    return cpu_strtab_intern(&c->m->funcs, "[unknown]", 9);
+    return cli_strtab_intern(&c->m->funcs, "[unknown]", 9);
 }
 
 static long build_stack(reader_ctx *c, const rec_entry *e)
@@ -315,7 +315,7 @@ static long build_stack(reader_ctx *c, const rec_entry *e)
         c->scratch[k++] = (uint32_t)f;
     }
     if (self < 0) {
-        self = cpu_strtab_intern(&c->m->funcs, "[empty stack]", 13);
+        self = cli_strtab_intern(&c->m->funcs, "[empty stack]", 13);
         if (self < 0)
             return self;
         c->scratch[0] = (uint32_t)self;
@@ -328,7 +328,7 @@ static long build_stack(reader_ctx *c, const rec_entry *e)
         if (u == 0 || c->scratch[u - 1] != c->scratch[i])
             c->scratch[u++] = c->scratch[i];
     long id = cpu_stack_intern(&c->m->stacks, (uint32_t)self, c->scratch, u);
-    if (id >= 0 && cpu_map_put(&c->stacks, (uintptr_t)e, (uint32_t)id) < 0)
+    if (id >= 0 && cli_map_put(&c->stacks, (uintptr_t)e, (uint32_t)id) < 0)
         return REC_ENOMEM;
     return id;
 }
@@ -338,15 +338,15 @@ static long build_stack(reader_ctx *c, const rec_entry *e)
  * (1, 2) are never entry pointers. */
 static long pseudo_stack(reader_ctx *c, uint64_t key, const char *name)
 {
-    uint32_t i = cpu_map_get(&c->stacks, key);
-    if (i != UINT32_MAX)
+    uint32_t i;
+    if (cli_map_get(&c->stacks, key, &i))
         return i;
-    long f = cpu_strtab_intern(&c->m->funcs, name, strlen(name));
+    long f = cli_strtab_intern(&c->m->funcs, name, strlen(name));
     if (f < 0)
         return f;
     uint32_t fu = (uint32_t)f;
     long id = cpu_stack_intern(&c->m->stacks, fu, &fu, 1);
-    if (id >= 0 && cpu_map_put(&c->stacks, key, (uint32_t)id) < 0)
+    if (id >= 0 && cli_map_put(&c->stacks, key, (uint32_t)id) < 0)
         return REC_ENOMEM;
     return id;
 }
@@ -359,8 +359,9 @@ static int hot_sample(reader_ctx *c, cpu_thread *t, const rec_value *vals,
         si = pseudo_stack(c, 1, "[stack walk failed]");
     } else if (f >= 0 && vals[f].kind == REC_REF && vals[f].v.ref.entry) {
         const rec_entry *e = vals[f].v.ref.entry;
-        uint32_t i = cpu_map_get(&c->stacks, (uintptr_t)e);
-        si = i != UINT32_MAX ? (long)i : build_stack(c, e);
+        uint32_t i;
+        si = cli_map_get(&c->stacks, (uintptr_t)e, &i) ? (long)i
+                                                       : build_stack(c, e);
     } else {
         si = pseudo_stack(c, 2, "[no stack]");
     }
@@ -434,7 +435,7 @@ static int fold(reader_ctx *c, const rec_event *ev)
         size_t before = m->nthreads;
         int rc = cpu_model_thread_start(m, &t, ts, a);
         if (m->nthreads != before)
-            cpu_map_clear(&c->threads);     /* a reused tid: re-resolve */
+            cli_map_clear(&c->threads);     /* a reused tid: re-resolve */
         apply_name(c, t);
         return rc;
     }
@@ -476,13 +477,22 @@ void cpu_input_close(cpu_input *in)
 int cpu_input_read(cpu_model *m, cpu_input *in, const char *prog)
 {
     reader_ctx c = { .m = m, .in = in, .prog = prog };
-    uint64_t last_chunk = UINT64_MAX;
+    uint64_t last_chunk = UINT64_MAX, prev_start = 0;
     int rc = in->status, err = 0;
     const rec_event *ev = in->pending;
+    bool ordered = true;
     while (rc > 0) {
         rec_chunk_info ci;
-        if (cli_chunk_changed(in->r, &last_chunk, &ci))
+        if (cli_chunk_changed(in->r, &last_chunk, &ci)) {
+            /* Chunks of a concatenation out of time order would give
+             * times before the origin and shares of CPU over 100%. */
+            if (!cli_chunk_in_order(&ci, &prev_start)) {
+                cli_chunk_order_error(prog, in->path, &ci, prev_start);
+                ordered = false;
+                break;
+            }
             reset_chunk(&c);
+        }
         err = fold(&c, ev);
         if (err < 0)
             break;
@@ -491,7 +501,9 @@ int cpu_input_read(cpu_model *m, cpu_input *in, const char *prog)
     if (c.skipped)
         cli_warn(prog, "%s: %" PRIu64 " events with unusable fields ignored",
                  in->path, c.skipped);
-    if (err == REC_ETOOBIG) {
+    if (!ordered) {
+        rc = REC_ECORRUPT;      /* said above */
+    } else if (err == REC_ETOOBIG) {
         cli_error(prog, "too many intervals: use a longer --interval");
         rc = err;
     } else if (err < 0) {
@@ -502,8 +514,8 @@ int cpu_input_read(cpu_model *m, cpu_input *in, const char *prog)
     } else {
         cli_reader_warning(prog, in->path, in->r);
     }
-    cpu_map_free(&c.threads);
-    cpu_map_free(&c.stacks);
+    cli_map_free(&c.threads);
+    cli_map_free(&c.stacks);
     free(c.scratch);
     return rc < 0 ? rc : 0;
 }

@@ -1,7 +1,7 @@
 /*
  * tools/cpu/cpu-table.c - rec-cpu's text, CSV and JSON reports.
  */
-#include "config.h"
+#include <config.h>
 
 #include <inttypes.h>
 #include <math.h>
@@ -295,22 +295,29 @@ int cpu_print_table(FILE *f, const cpu_model *m)
 
 /* ---- CSV ------------------------------------------------------------- */
 
-/* RFC 4180 field: quoted when it holds a comma, quote or line break. */
+/* RFC 4180 field, quoted when it holds a comma or a quote. A thread name
+ * may hold any byte but NUL: control characters are written as \xHH and a
+ * backslash as \\, so that the file never carries raw terminal escapes or
+ * line breaks, and the name can still be recovered exactly. */
 static void csv_str(FILE *f, const char *s)
 {
     if (!s)
         return;
-    if (!strpbrk(s, ",\"\r\n")) {
-        fputs(s, f);
-        return;
+    bool quote = strpbrk(s, ",\"") != NULL;
+    if (quote)
+        fputc('"', f);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p < 0x20 || *p == 0x7f)
+            fprintf(f, "\\x%02x", *p);
+        else if (*p == '\\')
+            fputs("\\\\", f);
+        else if (*p == '"')
+            fputs("\"\"", f);
+        else
+            fputc(*p, f);
     }
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"')
-            fputc('"', f);
-        fputc(*s, f);
-    }
-    fputc('"', f);
+    if (quote)
+        fputc('"', f);
 }
 
 int cpu_print_csv(FILE *f, const cpu_model *m)

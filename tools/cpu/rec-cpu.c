@@ -3,27 +3,31 @@
  * rec recordings, side by side with the kernel's own accounting.
  * See man/rec-cpu.1 for the definitions and the output contract.
  */
-#include "config.h"
+#include <config.h>
 
 #include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <rec/record.h>
 
 #include "cli.h"
 #include "cpu-model.h"
+#include "cpu-follow.h"
 
 static const char prog[] = "rec-cpu";
 
 enum mode { MODE_TEXT, MODE_JSON, MODE_CSV };
+static const char *const mode_names[] = { NULL, "--json", "--csv" };
 
 struct opts {
-    enum mode mode;
+    int mode;
     cpu_options cpu;
     cli_threads *threads;
     const char *svg, *html, *output;
+    bool follow;
 };
 
 static void usage(FILE *f)
@@ -47,6 +51,9 @@ static void usage(FILE *f)
 "                      TIME: ns since the epoch, RFC 3339, or +DURATION\n"
 "                      after the recording's start (+1.5s, +200ms)\n"
 "  -o, --output FILE   write the report to FILE instead of standard output\n"
+"  -f, --follow        live per-thread view of one FILE being written,\n"
+"                      every --interval (default 1s); --json: one object\n"
+"                      per interval\n"
 "  -h, --help          show this help\n"
 "  -V, --version       show the version\n"
 "\n"
@@ -59,6 +66,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 {
     enum { O_JSON = 256, O_CSV, O_INTERVAL, O_SVG, O_HTML, O_HOT, O_THREADS,
            O_SINCE, O_UNTIL };
+    /* --follow is -f */
     static const struct option lopts[] = {
         { "json", no_argument, NULL, O_JSON },
         { "csv", no_argument, NULL, O_CSV },
@@ -70,16 +78,23 @@ static int parse_args(int argc, char **argv, struct opts *o)
         { "since", required_argument, NULL, O_SINCE },
         { "until", required_argument, NULL, O_UNTIL },
         { "output", required_argument, NULL, 'o' },
+        { "follow", no_argument, NULL, 'f' },
         { "help", no_argument, NULL, 'h' },
         { "version", no_argument, NULL, 'V' },
         { NULL, 0, NULL, 0 },
     };
     uint64_t n;
     int c;
-    while ((c = getopt_long(argc, argv, "o:hV", lopts, NULL)) != -1) {
+    /* getopt names argv[0]: not the build tree's .libs/lt-rec-cpu. */
+    argv[0] = (char *)prog;
+    while ((c = getopt_long(argc, argv, "o:fhV", lopts, NULL)) != -1) {
         switch (c) {
-        case O_JSON: o->mode = MODE_JSON; break;
-        case O_CSV: o->mode = MODE_CSV; break;
+        case O_JSON:
+        case O_CSV:
+            if (cli_opt_mode(prog, &o->mode, c == O_JSON ? MODE_JSON
+                             : MODE_CSV, mode_names) < 0)
+                return -1;
+            break;
         case O_INTERVAL:
             if (cli_parse_duration(optarg, &n) < 0 || n == 0) {
                 cli_error(prog, "--interval: not a positive duration: '%s' "
@@ -120,6 +135,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
                 return -1;
             break;
         case 'o': o->output = optarg; break;
+        case 'f': o->follow = true; break;
         case 'h': usage(stdout); exit(CLI_EXIT_OK);
         case 'V': cli_version_exit(prog);
         default:
@@ -138,7 +154,23 @@ static int parse_args(int argc, char **argv, struct opts *o)
         cli_error(prog, "--svg - and --html - both want standard output");
         return -1;
     }
+    /* Two outputs into one file: the second would silently replace the
+     * first (same name here; links are the first write's business). */
+    const char *outs[] = { o->svg, o->html, o->output };
+    for (int i = 0; i < 3; i++)
+        for (int j = i + 1; j < 3; j++)
+            if (outs[i] && outs[j] && strcmp(outs[i], "-") != 0 &&
+                strcmp(outs[i], outs[j]) == 0) {
+                cli_error(prog, "%s is named for two outputs", outs[i]);
+                return -1;
+            }
     o->cpu.filter = o->threads;
+    if (o->follow && (argc - optind != 1 || o->mode == MODE_CSV || o->svg ||
+                      o->html || o->cpu.hot)) {
+        cli_error(prog, "--follow takes one FILE, with --interval, --threads "
+                  "and --json");
+        return -1;
+    }
     return 0;
 }
 
@@ -190,6 +222,37 @@ int main(int argc, char **argv)
         cli_threads_free(o.threads);
         return CLI_EXIT_USAGE;
     }
+    /* The same recording twice would count its CPU time twice; a report
+     * written over a recording would destroy it. */
+    argc = cli_inputs_dedup(prog, argv, optind, argc);
+    const char *outs[][2] = { { "--svg", o.svg }, { "--html", o.html },
+                              { "-o", o.output }, { NULL, NULL } };
+    for (size_t i = 0; i < sizeof outs / sizeof outs[0]; i++) {
+        if ((outs[i][0] && !outs[i][1]) ||
+            cli_output_not_input(prog, outs[i][0], outs[i][1], argv + optind,
+                                 argc - optind) == 0)
+            continue;
+        cli_threads_free(o.threads);
+        return CLI_EXIT_USAGE;
+    }
+    cli_inputs_runs(prog, argv + optind, argc - optind);
+    if (o.follow) {
+        FILE *f = o.output ? fopen(o.output, "w") : stdout;
+        if (!f) {
+            cli_error(prog, "%s: %s", o.output, strerror(errno));
+            cli_threads_free(o.threads);
+            return CLI_EXIT_DATA;
+        }
+        enum cpu_follow_style st = o.mode == MODE_JSON ? CPU_FOLLOW_JSON
+                                 : isatty(fileno(f)) ? CPU_FOLLOW_TTY
+                                 : CPU_FOLLOW_LINES;
+        status = cpu_follow(prog, argv[optind], o.cpu.interval_ns ?
+                            o.cpu.interval_ns : 1000000000u, st, o.threads, f);
+        if (f != stdout && fclose(f) != 0 && status == CLI_EXIT_OK)
+            status = CLI_EXIT_DATA;
+        cli_threads_free(o.threads);
+        return status;
+    }
     cpu_options copt = o.cpu;
     if ((o.svg || o.html) && !copt.interval_ns)
         copt.interval_ns = 100000000;       /* pictures need a timeline */
@@ -234,6 +297,27 @@ int main(int argc, char **argv)
         goto done;
     }
 
+    if (o.threads && m.nthreads) {
+        size_t nsel;
+        cpu_thread **sel = cpu_model_selected(&m, &nsel);
+        if (sel && nsel == 0)
+            fprintf(stderr, "%s: note: --threads matched no thread of the "
+                    "recordings\n", prog);
+        free(sel);
+    }
+    /* Pictures merge intervals into at most a column per pixel: only the
+     * printed timeline is a dense grid to bound. */
+    if (o.cpu.interval_ns) {
+        int rc = cpu_model_timeline_check(&m);
+        if (rc < 0) {
+            cli_error(prog, rc == REC_ETOOBIG
+                      ? "too many intervals: use a longer --interval (the "
+                        "samples are far apart: the timeline would be "
+                        "mostly empty)" : "out of memory");
+            status = CLI_EXIT_DATA;
+            goto done;
+        }
+    }
     bool picture_to_stdout = (o.svg && strcmp(o.svg, "-") == 0)
                              || (o.html && strcmp(o.html, "-") == 0);
     if (o.svg && write_picture(&m, o.svg, false) < 0)

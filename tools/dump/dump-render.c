@@ -10,7 +10,10 @@
  *  - a pool type with a boolean "truncated" and an array "frames" (the
  *    StackTrace) prints at most stack_depth frames and says truncated when
  *    frames were cut;
- *  - ticks fields other than startTime render as ns since the epoch.
+ *  - ticks fields other than startTime render as ns since the epoch;
+ *  - with debug files (dump_render_set_debug), a frame-like pool type
+ *    (function, module, offset) whose function is null or a
+ *    module+0xSTART name gets the name the module's debug file gives.
  */
 #include <config.h>
 
@@ -43,6 +46,7 @@ struct type_info {
     struct field_info *f;
     bool as_string;     /* pool type rendered as its single string field */
     long truncated, frames;  /* stack-like pool type: field indexes, or -1 */
+    long fn, mod, off;       /* frame-like pool type: field indexes, or -1 */
 };
 
 /* Rendered entry text, stored in arena blocks that are never moved. */
@@ -55,12 +59,13 @@ struct arena_block {
 struct dump_render {
     unsigned stack_depth;
     uint64_t ticks_per_second;
+    debug_syms *dbg;            /* not owned */
 
-    cli_ptrmap types;           /* rec_type* -> index in tinfo */
+    cli_map types;           /* rec_type* -> index in tinfo */
     struct type_info **tinfo;   /* never moved: rendering recurses */
     size_t ntinfo, captinfo;
 
-    cli_ptrmap entries;         /* rec_entry* -> index in rendered */
+    cli_map entries;         /* rec_entry* -> index in rendered */
     struct { const char *s; size_t len; } *rendered;
     size_t nrendered, caprendered;
     struct arena_block *arena;
@@ -103,7 +108,7 @@ static void free_types(dump_render *d)
         free(t);
     }
     d->ntinfo = 0;
-    cli_ptrmap_clear(&d->types);
+    cli_map_clear(&d->types);
 }
 
 /* Free the arena; keep_one keeps the head block (emptied) for reuse. */
@@ -131,8 +136,8 @@ void dump_render_free(dump_render *d)
         return;
     free_types(d);
     free(d->tinfo);
-    cli_ptrmap_free(&d->types);
-    cli_ptrmap_free(&d->entries);
+    cli_map_free(&d->types);
+    cli_map_free(&d->entries);
     free(d->rendered);
     free_arena(d, false);
     for (int i = 0; i <= MAX_LEVEL; i++)
@@ -143,7 +148,7 @@ void dump_render_free(dump_render *d)
 void dump_render_reset(dump_render *d, const rec_chunk_info *info)
 {
     free_types(d);
-    cli_ptrmap_clear(&d->entries);
+    cli_map_clear(&d->entries);
     d->nrendered = 0;
     free_arena(d, true);
     d->ticks_per_second = info && info->ticks_per_second ?
@@ -170,8 +175,8 @@ static const char *arena_store(dump_render *d, const char *s, size_t len)
 
 static struct type_info *type_info(dump_render *d, const rec_type *t)
 {
-    uintptr_t idx;
-    if (cli_ptrmap_get(&d->types, t, &idx))
+    uint32_t idx;
+    if (cli_map_get(&d->types, (uintptr_t)t, &idx))
         return d->tinfo[idx];
     if (d->ntinfo == d->captinfo) {
         d->captinfo = d->captinfo ? d->captinfo * 2 : 16;
@@ -184,6 +189,7 @@ static struct type_info *type_info(dump_render *d, const rec_type *t)
     ti->nfields = rec_type_nfields(t);
     ti->f = cli_xrealloc(NULL, ti->nfields * sizeof *ti->f);
     ti->truncated = ti->frames = -1;
+    ti->fn = ti->mod = ti->off = -1;
     bool event = rec_type_is_event(t);
     for (size_t i = 0; i < ti->nfields; i++) {
         const rec_field_info *fi = rec_type_field(t, i);
@@ -197,7 +203,15 @@ static struct type_info *type_info(dump_render *d, const rec_type *t)
             ti->truncated = (long)i;
         if (fi && fi->array && strcmp(name, "frames") == 0)
             ti->frames = (long)i;
+        if (!event && fi && !fi->array && strcmp(name, "function") == 0)
+            ti->fn = (long)i;
+        if (!event && fi && !fi->array && strcmp(name, "module") == 0)
+            ti->mod = (long)i;
+        if (!event && fi && !fi->array && strcmp(name, "offset") == 0)
+            ti->off = (long)i;
     }
+    if (ti->fn < 0 || ti->mod < 0 || ti->off < 0)
+        ti->fn = -1;
     if (!event && ti->nfields == 1) {
         const rec_field_info *fi = rec_type_field(t, 0);
         ti->as_string = fi && !fi->array && fi->type &&
@@ -213,12 +227,100 @@ static struct type_info *type_info(dump_render *d, const rec_type *t)
         ti->prefix = b.p;
         ti->prefix_len = b.len - 1;
     }
-    cli_ptrmap_put(&d->types, t, d->ntinfo++);
+    cli_map_xput(&d->types, (uintptr_t)t, (uint32_t)(d->ntinfo++));
     return ti;
 }
 
 static void render_entry(dump_render *d, const rec_entry *e, rec_id id,
                          int level, cli_buf *out, size_t base);
+
+void dump_render_set_debug(dump_render *d, debug_syms *s)
+{
+    d->dbg = s;
+}
+
+static bool ref_string(const rec_value *v, const char **s, size_t *len);
+
+void dump_render_note_modules(dump_render *d, const rec_event *ev)
+{
+    const rec_type *t = rec_event_type(ev);
+    const rec_entry *me;
+    const char *path, *bid;
+    size_t plen, blen;
+    long mi, pi, bi;
+    rec_value v;
+
+    if (!d->dbg || !t || (mi = rec_type_field_index(t, "module")) < 0 ||
+        rec_event_get(ev, (size_t)mi, &v) < 0 || v.kind != REC_REF ||
+        !(me = v.v.ref.entry) || !rec_entry_type(me) ||
+        (pi = rec_type_field_index(rec_entry_type(me), "path")) < 0 ||
+        (bi = rec_type_field_index(rec_entry_type(me), "buildId")) < 0 ||
+        rec_entry_get(me, (size_t)pi, &v) < 0 || !ref_string(&v, &path, &plen))
+        return;
+    /* ref_string's result points into the entry: copy before reusing v. */
+    rec_value bv;
+    if (rec_entry_get(me, (size_t)bi, &bv) < 0 || !ref_string(&bv, &bid, &blen))
+        return;
+    if (debug_syms_add_module(d->dbg, path, plen, bid, blen) > 0) {
+        /* Frames rendered before this mapping was known are redone. */
+        cli_map_clear(&d->entries);
+        d->nrendered = 0;
+        free_arena(d, true);
+    }
+}
+
+/* The string a reference to a String entry holds (false for null). */
+static bool ref_string(const rec_value *v, const char **s, size_t *len)
+{
+    rec_value sv;
+
+    if (v->kind == REC_STRING) {
+        *s = v->v.str.s;
+        *len = v->v.str.len;
+        return true;
+    }
+    if (v->kind != REC_REF || !v->v.ref.entry ||
+        rec_entry_get(v->v.ref.entry, 0, &sv) < 0 || sv.kind != REC_STRING)
+        return false;
+    *s = sv.v.str.s;
+    *len = sv.v.str.len;
+    return true;
+}
+
+/* The debug file's name for a frame entry whose function is unknown or
+ * only module+0xSTART, or NULL. */
+static const char *offline_name(dump_render *d, const rec_entry *e,
+                                const struct type_info *ti)
+{
+    rec_value v;
+    const char *s, *bid;
+    size_t len, blen;
+    const rec_entry *me;
+    long bidx;
+
+    if (rec_entry_get(e, (size_t)ti->fn, &v) < 0)
+        return NULL;
+    if (ref_string(&v, &s, &len) && !memmem(s, len, "+0x", 3))
+        return NULL;
+    if (rec_entry_get(e, (size_t)ti->mod, &v) < 0 || v.kind != REC_REF ||
+        !(me = v.v.ref.entry) || !rec_entry_type(me))
+        return NULL;
+    if ((bidx = rec_type_field_index(rec_entry_type(me), "buildId")) >= 0) {
+        /* A reference to a Module entry. */
+        if (rec_entry_get(me, (size_t)bidx, &v) < 0 ||
+            !ref_string(&v, &bid, &blen))
+            return NULL;
+    } else {
+        /* The module's path: its build-id from the ModuleLoad events. */
+        if (!ref_string(&v, &s, &len) ||
+            !(bid = debug_syms_module_id(d->dbg, s, len)))
+            return NULL;
+        blen = strlen(bid);
+    }
+    if (rec_entry_get(e, (size_t)ti->off, &v) < 0 || v.kind != REC_UINT)
+        return NULL;
+    return debug_syms_lookup(d->dbg, bid, blen, v.v.u);
+}
 
 /* Appends text to the object or array that starts at out->p + base, or null
  * if that would make it larger than MAX_TEXT. */
@@ -286,12 +388,12 @@ static void render_value(dump_render *d, const rec_value *v, int level,
 static void render_entry(dump_render *d, const rec_entry *e, rec_id id,
                          int level, cli_buf *out, size_t base)
 {
-    uintptr_t idx;
+    uint32_t idx;
     if (!e) {
         cli_buf_add(out, "null", 4);   /* dangling reference */
         return;
     }
-    if (cli_ptrmap_get(&d->entries, e, &idx)) {
+    if (cli_map_get(&d->entries, (uintptr_t)e, &idx)) {
         add_capped(out, base, d->rendered[idx].s, d->rendered[idx].len);
         return;
     }
@@ -325,8 +427,12 @@ static void render_entry(dump_render *d, const rec_entry *e, rec_id id,
             for (size_t i = 0; i < ti->nfields; i++) {
                 const struct field_info *f = &ti->f[i];
                 cli_buf_add(b, f->key + (i == 0), f->key_len - (i == 0));
+                const char *name;
                 if (cut && (long)i == ti->truncated)
                     cli_buf_add(b, "true", 4);
+                else if ((long)i == ti->fn && d->dbg &&
+                         (name = offline_name(d, e, ti)) != NULL)
+                    cli_buf_add_json_string(b, name, strlen(name));
                 else if (rec_entry_get(e, i, &v) < 0)
                     cli_buf_add(b, "null", 4);
                 else
@@ -344,7 +450,7 @@ static void render_entry(dump_render *d, const rec_entry *e, rec_id id,
      * rendering, finished last, wins. */
     d->rendered[d->nrendered].s = arena_store(d, b->p, b->len);
     d->rendered[d->nrendered].len = b->len;
-    cli_ptrmap_put(&d->entries, e, d->nrendered++);
+    cli_map_xput(&d->entries, (uintptr_t)e, (uint32_t)(d->nrendered++));
     add_capped(out, base, b->p, b->len);
 }
 

@@ -13,19 +13,30 @@
 
 #include "cli.h"
 #include "dump-render.h"
+#include "dump-follow.h"
+#include "export.h"
 
 static const char prog[] = "rec-dump";
 
-enum mode { MODE_JSON, MODE_NDJSON, MODE_METADATA };
+/* 0: not given (JSON). */
+enum mode { MODE_JSON = 1, MODE_NDJSON, MODE_METADATA };
+static const char *const mode_names[] = { NULL, "--json", "--ndjson",
+                                          "--metadata" };
 
 struct opts {
-    enum mode mode;
+    int mode;
     cli_patterns *events;
     cli_threads *threads;
     unsigned stack_depth;
     bool have_since, have_until;
     cli_time since, until;
     const char *output;
+    bool follow;
+    dump_follow_opts fo;
+    enum xp_format export;      /* 0: JSON/NDJSON */
+    enum xp_group group;
+    bool weight_samples;
+    const char *debug_dir;
 };
 
 /* Per-type filter facts, cached per rec_type pointer for the chunk. */
@@ -40,11 +51,14 @@ struct dumper {
     cli_buf buf;
     dump_render *render;
     uint64_t nprinted;          /* events printed over all files */
+    bool thread_seen;           /* --threads matched some thread */
 
-    cli_ptrmap types;           /* rec_type* -> index in tf */
+    cli_map types;           /* rec_type* -> index in tf */
     struct type_filter *tf;
     size_t ntf, captf;
-    cli_ptrmap threads;         /* Thread rec_entry* -> 1 match, 2 no match */
+    cli_map threads;         /* Thread rec_entry* -> 1 match, 2 no match */
+    bool times_set;             /* --follow: since/until resolved */
+    uint64_t since, until;
 };
 
 static void usage(FILE *f)
@@ -56,14 +70,27 @@ static void usage(FILE *f)
 "  --json              one JSON array of events (default)\n"
 "  --ndjson            one JSON object per event and line\n"
 "  --metadata          print the schema embedded in each FILE\n"
+"  --format FMT        json, ndjson, or an export of the CPU profile:\n"
+"                      collapsed (flamegraph.pl), pprof (gzipped\n"
+"                      profile.proto), jfr (JDK Flight Recorder)\n"
+"  --group G           collapsed: root frame per thread, process or none\n"
+"                      (default none)\n"
+"  --weight W          collapsed: cpu (ns, default) or samples\n"
 "  --events GLOB[,GLOB...]   only events whose type name matches\n"
 "  --threads LIST      only events of these threads (tids or name globs)\n"
 "  --stack-depth N     frames per stack trace (default 5, 0 = all)\n"
+"  --debug-dir DIR     name frames from the debug files under DIR, found\n"
+"                      by the build-ids the recording holds\n"
 "  --since TIME        only events at or after TIME\n"
 "  --until TIME        only events before TIME\n"
 "                      TIME: ns since the epoch, RFC 3339, or +DURATION\n"
 "                      after the recording's start (+1.5s, +200ms)\n"
 "  -o, --output FILE   write to FILE instead of standard output\n"
+"  -f, --follow        print events as they are written (NDJSON, one FILE,\n"
+"                      which may not exist yet); see rec-dump(1), FOLLOWING\n"
+"      --from-end      with --follow: skip the events already written\n"
+"      --position-file F  with --follow: resume from and save to F\n"
+"      --stall-timeout T  with --follow: give up after T without new data\n"
 "  -h, --help          show this help\n"
 "  -V, --version       show the version\n"
 "\n"
@@ -73,8 +100,8 @@ static void usage(FILE *f)
 
 static struct type_filter *type_filter(struct dumper *d, const rec_type *t)
 {
-    uintptr_t idx;
-    if (cli_ptrmap_get(&d->types, t, &idx))
+    uint32_t idx;
+    if (cli_map_get(&d->types, (uintptr_t)t, &idx))
         return &d->tf[idx];
     if (d->ntf == d->captf) {
         d->captf = d->captf ? d->captf * 2 : 16;
@@ -85,16 +112,16 @@ static struct type_filter *type_filter(struct dumper *d, const rec_type *t)
     f->match = !d->o->events ||
                (name && cli_patterns_match(d->o->events, name, strlen(name)));
     f->thread = rec_type_field_index(t, "eventThread");
-    cli_ptrmap_put(&d->types, t, d->ntf);
+    cli_map_xput(&d->types, (uintptr_t)t, (uint32_t)(d->ntf));
     return &d->tf[d->ntf++];
 }
 
 static bool thread_matches(struct dumper *d, const rec_entry *e)
 {
-    uintptr_t m;
+    uint32_t m;
     if (!e)
         return false;
-    if (cli_ptrmap_get(&d->threads, e, &m))
+    if (cli_map_get(&d->threads, (uintptr_t)e, &m))
         return m == 1;
     const rec_type *t = rec_entry_type(e);
     long itid = t ? rec_type_field_index(t, "osThreadId") : -1;
@@ -118,7 +145,8 @@ static bool thread_matches(struct dumper *d, const rec_entry *e)
         }
     }
     bool ok = cli_threads_match(d->o->threads, tid, name, name_len);
-    cli_ptrmap_put(&d->threads, e, ok ? 1 : 2);
+    d->thread_seen |= ok;
+    cli_map_xput(&d->threads, (uintptr_t)e, (uint32_t)(ok ? 1 : 2));
     return ok;
 }
 
@@ -149,8 +177,8 @@ static bool event_selected(struct dumper *d, const rec_event *ev,
 static void chunk_changed(struct dumper *d, const rec_chunk_info *info)
 {
     dump_render_reset(d->render, info);
-    cli_ptrmap_clear(&d->types);
-    cli_ptrmap_clear(&d->threads);
+    cli_map_clear(&d->types);
+    cli_map_clear(&d->threads);
     d->ntf = 0;
 }
 
@@ -198,9 +226,11 @@ static int dump_file(struct dumper *d, const char *path)
             if (first)
                 first = !resolve_times(d, info.start_ns, &since, &until);
         }
+        if (d->o->debug_dir)
+            dump_render_note_modules(d->render, ev);
         if (!event_selected(d, ev, since, until))
             continue;
-        if (d->o->mode == MODE_JSON)
+        if (d->o->mode != MODE_NDJSON)
             cli_buf_add(&d->buf, d->nprinted ? ",\n" : "[\n", 2);
         dump_render_event(d->render, ev, &d->buf);
         if (d->o->mode == MODE_NDJSON)
@@ -315,10 +345,110 @@ static int metadata_file(struct dumper *d, const char *path)
     return flush_out(d) < 0 ? -1 : 0;
 }
 
+/* Every --events pattern must name an event type of the recordings (their
+ * first chunks' schemas): a typo would otherwise print nothing, silently.
+ * Unreadable files are left to the dump, which says what is wrong. */
+static int check_event_names(const struct opts *o, char *const *in, int n)
+{
+    size_t np = cli_patterns_count(o->events);
+    bool *hit = calloc(np + 1, sizeof *hit);
+    cli_buf names = { 0 };
+    bool any_schema = false;
+    int rc = 0;
+    if (!hit)
+        return 0;
+    for (int i = 0; i < n; i++) {
+        rec_reader *r;
+        if (rec_reader_open(&r, in[i], 0) < 0)
+            continue;
+        for (size_t k = 0; k < rec_reader_ntypes(r); k++) {
+            const rec_type *t = rec_reader_type(r, k);
+            const char *name = t ? rec_type_name(t) : NULL;
+            if (!name || !rec_type_is_event(t))
+                continue;
+            any_schema = true;
+            if (i == 0) {
+                if (names.len)
+                    cli_buf_adds(&names, ", ");
+                cli_buf_adds(&names, name);
+            }
+            for (size_t p = 0; p < np; p++)
+                hit[p] |= cli_glob_match(cli_patterns_get(o->events, p),
+                                         name, strlen(name));
+        }
+        rec_reader_close(r);
+    }
+    for (size_t p = 0; any_schema && p < np; p++) {
+        if (hit[p])
+            continue;
+        cli_buf_addc(&names, '\0');
+        cli_error(prog, "--events: '%s' is no event type of the recordings "
+                  "(%s)", cli_patterns_get(o->events, p),
+                  names.len > 1 ? names.p : "see --metadata");
+        rc = -1;
+        break;
+    }
+    cli_buf_free(&names);
+    free(hit);
+    return rc;
+}
+
+/* --follow callbacks */
+static void follow_chunk(void *ctx, const rec_chunk_info *info)
+{
+    struct dumper *d = ctx;
+    chunk_changed(d, info);
+    if (!d->times_set)
+        d->times_set = resolve_times(d, info->start_ns, &d->since, &d->until);
+}
+
+static bool follow_event(void *ctx, const rec_event *ev, cli_buf *out)
+{
+    struct dumper *d = ctx;
+    if (!event_selected(d, ev, d->since, d->until))
+        return false;
+    dump_render_event(d->render, ev, out);
+    d->nprinted++;
+    return true;
+}
+
+/* --format, --group, --weight: the export formats (tools/export/). */
+static int export_option(char c, const char *arg, struct opts *o)
+{
+    if (c == 'f') {
+        o->export = 0;
+        if (strcmp(arg, "json") == 0)
+            return cli_opt_mode(prog, &o->mode, MODE_JSON, mode_names);
+        else if (strcmp(arg, "ndjson") == 0)
+            return cli_opt_mode(prog, &o->mode, MODE_NDJSON, mode_names);
+        else if (!(o->export = xp_format_parse(arg)))
+            goto bad;
+    } else if (c == 'g') {
+        if (strcmp(arg, "none") == 0)
+            o->group = XP_GROUP_NONE;
+        else if (strcmp(arg, "thread") == 0)
+            o->group = XP_GROUP_THREAD;
+        else if (strcmp(arg, "process") == 0)
+            o->group = XP_GROUP_PROCESS;
+        else
+            goto bad;
+    } else if (strcmp(arg, "cpu") == 0 || strcmp(arg, "samples") == 0) {
+        o->weight_samples = arg[0] == 's';
+    } else {
+        goto bad;
+    }
+    return 0;
+bad:
+    cli_error(prog, "--%s: unknown value '%s'", c == 'f' ? "format"
+              : c == 'g' ? "group" : "weight", arg);
+    return -1;
+}
+
 static int parse_args(int argc, char **argv, struct opts *o)
 {
     enum { O_JSON = 256, O_NDJSON, O_METADATA, O_EVENTS, O_THREADS,
-           O_DEPTH, O_SINCE, O_UNTIL };
+           O_DEPTH, O_SINCE, O_UNTIL, O_FORMAT, O_GROUP, O_WEIGHT,
+           O_FROM_END, O_POSFILE, O_STALL, O_DEBUG_DIR };
     static const struct option lopts[] = {
         { "json", no_argument, NULL, O_JSON },
         { "ndjson", no_argument, NULL, O_NDJSON },
@@ -326,9 +456,17 @@ static int parse_args(int argc, char **argv, struct opts *o)
         { "events", required_argument, NULL, O_EVENTS },
         { "threads", required_argument, NULL, O_THREADS },
         { "stack-depth", required_argument, NULL, O_DEPTH },
+        { "debug-dir", required_argument, NULL, O_DEBUG_DIR },
         { "since", required_argument, NULL, O_SINCE },
         { "until", required_argument, NULL, O_UNTIL },
+        { "format", required_argument, NULL, O_FORMAT },
+        { "group", required_argument, NULL, O_GROUP },
+        { "weight", required_argument, NULL, O_WEIGHT },
         { "output", required_argument, NULL, 'o' },
+        { "follow", no_argument, NULL, 'f' },
+        { "from-end", no_argument, NULL, O_FROM_END },
+        { "position-file", required_argument, NULL, O_POSFILE },
+        { "stall-timeout", required_argument, NULL, O_STALL },
         { "help", no_argument, NULL, 'h' },
         { "version", no_argument, NULL, 'V' },
         { NULL, 0, NULL, 0 },
@@ -336,11 +474,26 @@ static int parse_args(int argc, char **argv, struct opts *o)
     uint64_t n;
     int c;
     o->stack_depth = 5;
-    while ((c = getopt_long(argc, argv, "o:hV", lopts, NULL)) != -1) {
+    /* getopt names argv[0] in its messages: not the build tree's
+     * .libs/lt-rec-dump. */
+    argv[0] = (char *)prog;
+    while ((c = getopt_long(argc, argv, "o:fhV", lopts, NULL)) != -1) {
         switch (c) {
-        case O_JSON: o->mode = MODE_JSON; break;
-        case O_NDJSON: o->mode = MODE_NDJSON; break;
-        case O_METADATA: o->mode = MODE_METADATA; break;
+        case O_JSON:
+        case O_NDJSON:
+        case O_METADATA:
+            if (cli_opt_mode(prog, &o->mode, c == O_JSON ? MODE_JSON
+                             : c == O_NDJSON ? MODE_NDJSON : MODE_METADATA,
+                             mode_names) < 0)
+                return -1;
+            break;
+        case O_FORMAT:
+        case O_GROUP:
+        case O_WEIGHT:
+            if (export_option(c == O_FORMAT ? 'f' : c == O_GROUP ? 'g' : 'w',
+                              optarg, o) < 0)
+                return -1;
+            break;
         case O_EVENTS:
             cli_patterns_free(o->events);
             o->events = NULL;
@@ -360,6 +513,13 @@ static int parse_args(int argc, char **argv, struct opts *o)
             }
             o->stack_depth = (unsigned)n;
             break;
+        case O_DEBUG_DIR:
+            if (!*optarg) {
+                cli_error(prog, "--debug-dir: empty directory name%s", "");
+                return -1;
+            }
+            o->debug_dir = optarg;
+            break;
         case O_SINCE:
             if (cli_opt_time(prog, "--since", optarg, &o->since,
                              &o->have_since) < 0)
@@ -371,6 +531,16 @@ static int parse_args(int argc, char **argv, struct opts *o)
                 return -1;
             break;
         case 'o': o->output = optarg; break;
+        case 'f': o->follow = true; break;
+        case O_FROM_END: o->fo.from_end = true; break;
+        case O_POSFILE: o->fo.position_file = optarg; break;
+        case O_STALL:
+            if (cli_parse_duration(optarg, &o->fo.stall_ns) < 0 ||
+                o->fo.stall_ns > (uint64_t)INT32_MAX * 1000000u) {
+                cli_error(prog, "--stall-timeout: not a duration: '%s'", optarg);
+                return -1;
+            }
+            break;
         case 'h': usage(stdout); exit(CLI_EXIT_OK);
         case 'V': cli_version_exit(prog);
         default:
@@ -378,8 +548,23 @@ static int parse_args(int argc, char **argv, struct opts *o)
             return -1;
         }
     }
+    if (o->export && o->mode) {
+        cli_error(prog, "--format and %s exclude each other",
+                  mode_names[o->mode]);
+        return -1;
+    }
     if (cli_need_files(prog, optind, argc) < 0)
         return -1;
+    if ((o->fo.from_end || o->fo.position_file || o->fo.stall_ns) && !o->follow) {
+        cli_error(prog, "--from-end, --position-file and --stall-timeout "
+                  "need --follow");
+        return -1;
+    }
+    if (o->follow && (argc - optind != 1 || o->mode == MODE_METADATA ||
+                      o->export)) {
+        cli_error(prog, "--follow takes one FILE and prints events as NDJSON");
+        return -1;
+    }
     return 0;
 }
 
@@ -387,21 +572,62 @@ int main(int argc, char **argv)
 {
     struct opts o = { 0 };
     struct dumper d = { .o = &o, .out = stdout };
+    debug_syms *dbg = NULL;
     int status = CLI_EXIT_OK;
     if (parse_args(argc, argv, &o) < 0) {
         cli_patterns_free(o.events);
         cli_threads_free(o.threads);
         return CLI_EXIT_USAGE;
     }
-    if (o.output && !(d.out = fopen(o.output, "w"))) {
+    argc = cli_inputs_dedup(prog, argv, optind, argc);
+    if (cli_output_not_input(prog, "-o", o.output, argv + optind,
+                             argc - optind) < 0) {
+        status = CLI_EXIT_USAGE;
+        goto done;
+    }
+    cli_inputs_runs(prog, argv + optind, argc - optind);
+    if (o.events && o.mode != MODE_METADATA &&
+        check_event_names(&o, argv + optind, argc - optind) < 0) {
+        status = CLI_EXIT_USAGE;
+        goto done;
+    }
+    if (o.output && !(d.out = fopen(o.output, o.export ? "wb" : "w"))) {
         cli_error(prog, "%s: %s", o.output, strerror(errno));
         status = CLI_EXIT_DATA;
         goto done;
     }
+    if (o.export) {
+        xp_options xo = { .threads = o.threads, .have_since = o.have_since,
+                          .have_until = o.have_until, .since = o.since,
+                          .until = o.until };
+        xp_out xout = { .prog = prog, .f = d.out, .group = o.group,
+                        .weight_samples = o.weight_samples,
+                        .path = o.output ? o.output : "stdout" };
+        status = xp_dump(prog, o.export, &xo, &xout, argv + optind,
+                         (size_t)(argc - optind));
+        if (fflush(d.out) != 0 && status == CLI_EXIT_OK)
+            status = CLI_EXIT_DATA;
+        goto done;
+    }
     d.render = dump_render_new(o.stack_depth);
+    if (d.render && o.debug_dir) {
+        dbg = debug_syms_new(o.debug_dir);
+        if (!dbg) {
+            cli_error(prog, "out of memory");
+            status = CLI_EXIT_DATA;
+            goto done;
+        }
+        dump_render_set_debug(d.render, dbg);
+    }
     if (!d.render) {
         cli_error(prog, "out of memory");
         status = CLI_EXIT_DATA;
+        goto done;
+    }
+    if (o.follow) {
+        dump_follow_cb cb = { &d, follow_chunk, follow_event };
+        d.until = UINT64_MAX;
+        status = dump_follow(prog, argv[optind], &o.fo, &cb, d.out);
         goto done;
     }
     for (int i = optind; i < argc; i++) {
@@ -414,19 +640,23 @@ int main(int argc, char **argv)
         if (rc > 0)
             status = CLI_EXIT_DATA;
     }
-    if (o.mode == MODE_JSON)
+    if (o.mode != MODE_NDJSON && o.mode != MODE_METADATA)
         cli_buf_adds(&d.buf, d.nprinted ? "\n]\n" : "[]\n");
     if (flush_out(&d) < 0 || fflush(d.out) != 0)
         status = CLI_EXIT_DATA;
+    if (o.threads && !d.thread_seen && o.mode != MODE_METADATA)
+        fprintf(stderr, "%s: note: --threads matched no thread of the "
+                "recordings: nothing printed\n", prog);
 done:
     if (d.out && d.out != stdout && fclose(d.out) != 0 && status == 0) {
         cli_error(prog, "%s: %s", o.output, strerror(errno));
         status = CLI_EXIT_DATA;
     }
     dump_render_free(d.render);
+    debug_syms_free(dbg);
     cli_buf_free(&d.buf);
-    cli_ptrmap_free(&d.types);
-    cli_ptrmap_free(&d.threads);
+    cli_map_free(&d.types);
+    cli_map_free(&d.threads);
     free(d.tf);
     cli_patterns_free(o.events);
     cli_threads_free(o.threads);

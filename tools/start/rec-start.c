@@ -9,13 +9,16 @@
  * stdout and stderr untouched; its exit status becomes ours, and a death by
  * signal is passed on by dying of the same signal (see man rec-start).
  */
-#include "config.h"
+#include <config.h>
 #include "start.h"
+#include "recenv.h"
 #include "throttle.h"
+#include "losses.h"
 
 #include <rec/record.h>
 
 #include <errno.h>
+#include <stdarg.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <glob.h>
@@ -25,13 +28,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #ifndef REC_SAMPLER_INSTALLED
-#define REC_SAMPLER_INSTALLED "/usr/local/lib/librecsampler.so"
+#define REC_SAMPLER_INSTALLED "/usr/local/lib/libsampler.so"
 #endif
 #ifndef REC_SAMPLER_BUILD
 #define REC_SAMPLER_BUILD ""
@@ -49,7 +53,10 @@ struct opts {
     const char *max_chunk;
     const char *flush;
     const char *signal;
-    bool follow, force, quiet;
+    const char *walker;
+    const char *engine;
+    bool follow, force, quiet, no_cmdline;
+    char run_id[33];            /* REC_RUN_ID of this run */
 };
 
 static void usage(FILE *f)
@@ -65,10 +72,15 @@ static void usage(FILE *f)
 "                           over the machine (500/s); default 10ms\n"
 "  -d, --stack-depth N      frames per sample, 1..1024 (default 64)\n"
 "      --max-chunk-size S   start a new chunk above S bytes (64M)\n"
-"      --flush-interval T   data readable within T (default 1s)\n"
-"      --signal SIG         timer signal (default SIGPROF)\n"
+"      --flush-interval T   data readable within T (default 100ms)\n"
+"      --signal SIG         sampling signal (default SIGPROF)\n"
+"      --engine E           auto (default), perf (perf_event task-clock per\n"
+"                           thread) or timer (CPU-time timers)\n"
+"      --stack-walker W     cfi (call-frame information, default) or fp\n"
+"                           (frame pointers)\n"
 "  -c, --follow-children    record descendant processes too, each into\n"
 "                           its own file (default: only PROGRAM)\n"
+"      --no-command-line    record the program's name, not its arguments\n"
 "  -q, --quiet              no summary line on stderr\n"
 "  -h, --help               this help\n"
 "  -V, --version            version\n"
@@ -77,17 +89,24 @@ static void usage(FILE *f)
 "1 other errors. A PROGRAM killed by a signal makes rec-start die of it.\n");
 }
 
-static int fail_usage(const char *fmt, const char *arg)
+static int fail_usage(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2)));
+static int fail_usage(const char *fmt, ...)
 {
+    va_list ap;
+
     fprintf(stderr, "%s: ", prog);
-    fprintf(stderr, fmt, arg);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
     fprintf(stderr, "\nTry 'rec-start --help'.\n");
     return 2;
 }
 
 static int parse_args(int argc, char **argv, struct opts *o)
 {
-    enum { OPT_CHUNK = 256, OPT_FLUSH, OPT_SIGNAL };
+    enum { OPT_CHUNK = 256, OPT_FLUSH, OPT_SIGNAL, OPT_NO_CMDLINE, OPT_WALKER,
+           OPT_ENGINE };
     static const struct option longopts[] = {
         { "output", required_argument, NULL, 'o' },
         { "force", no_argument, NULL, 'f' },
@@ -96,54 +115,94 @@ static int parse_args(int argc, char **argv, struct opts *o)
         { "max-chunk-size", required_argument, NULL, OPT_CHUNK },
         { "flush-interval", required_argument, NULL, OPT_FLUSH },
         { "signal", required_argument, NULL, OPT_SIGNAL },
+        { "stack-walker", required_argument, NULL, OPT_WALKER },
+        { "engine", required_argument, NULL, OPT_ENGINE },
         { "follow-children", no_argument, NULL, 'c' },
         { "quiet", no_argument, NULL, 'q' },
+        { "no-command-line", no_argument, NULL, OPT_NO_CMDLINE },
         { "help", no_argument, NULL, 'h' },
         { "version", no_argument, NULL, 'V' },
         { NULL, 0, NULL, 0 }
     };
-    recs_throttle t;
+    recs__throttle t;
     uint64_t v;
     int sig, c;
 
+    /* getopt names argv[0]: not the build tree's .libs/lt-rec-start. */
+    argv[0] = (char *)prog;
     /* '+': options end at PROGRAM, whose own options are left alone. */
     while ((c = getopt_long(argc, argv, "+o:ft:d:cqhV", longopts, NULL)) != -1) {
         switch (c) {
         case 'o':
             if (!optarg[0])
-                return fail_usage("empty output file name%s", "");
+                return fail_usage("empty output file name");
             o->output = optarg;
             break;
         case 'f': o->force = true; break;
         case 't':
-            if (recs_parse_throttle(optarg, &t) < 0)
+            if (recs__parse_throttle(optarg, &t) < 0)
                 return fail_usage("invalid throttle '%s' (10ms, 500us, 500/s; "
                                   "periods from 10us to 10s)", optarg);
+            if (t.is_rate) {
+                /* A rate is a per-thread period over the CPUs: one out of
+                 * range is refused like such a period, not clamped. */
+                long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+                double p = (ncpu > 0 ? (double)ncpu : 1.0) * 1e9 /
+                           t.rate_per_s;
+                if (!(p >= RECS_MIN_PERIOD_NS && p <= RECS_MAX_PERIOD_NS)) {
+                    char why[200];
+                    snprintf(why, sizeof why, "throttle '%s' is a period of "
+                             "%.3g %s per thread on %ld CPUs: periods range "
+                             "from 10us to 10s (%.6g/s to %.6g/s here)",
+                             optarg, p >= 1e9 ? p / 1e9 : p / 1e3,
+                             p >= 1e9 ? "s" : "us", ncpu > 0 ? ncpu : 1,
+                             (ncpu > 0 ? (double)ncpu : 1.0) * 1e9 /
+                             RECS_MAX_PERIOD_NS,
+                             (ncpu > 0 ? (double)ncpu : 1.0) * 1e9 /
+                             RECS_MIN_PERIOD_NS);
+                    return fail_usage("%s", why);
+                }
+            }
             o->throttle = optarg;
             break;
         case 'd':
-            if (recs_parse_uint(optarg, 1, 1024, &v) < 0)
+            if (recs__parse_uint(optarg, 1, 1024, &v) < 0)
                 return fail_usage("invalid stack depth '%s' (1..1024)", optarg);
             o->depth = optarg;
             break;
+        case OPT_WALKER:
+            if (strcmp(optarg, "cfi") && strcmp(optarg, "fp"))
+                return fail_usage("invalid stack walker '%s' (cfi or fp)",
+                                  optarg);
+            o->walker = optarg;
+            break;
         case OPT_CHUNK:
-            if (recs_parse_size(optarg, &v) < 0 || v < 4096)
+            if (recs__parse_size(optarg, &v) < 0 || v < 4096)
                 return fail_usage("invalid chunk size '%s' (e.g. 64M, at least 4k)",
                                   optarg);
             o->max_chunk = optarg;
             break;
         case OPT_FLUSH:
-            if (recs_parse_duration(optarg, &v) < 0 || v < 1000000)
+            /* the sampler refuses less (REC_FLUSH_INTERVAL) */
+            if (recs__parse_duration(optarg, &v) < 0 || v < 10000000)
                 return fail_usage("invalid flush interval '%s' (e.g. 1s, at "
-                                  "least 1ms)", optarg);
+                                  "least 10ms)", optarg);
             o->flush = optarg;
             break;
         case OPT_SIGNAL:
-            if (recs_parse_signal(optarg, &sig) < 0)
+            if (recs__parse_signal(optarg, &sig) < 0)
                 return fail_usage("invalid or unusable signal '%s'", optarg);
             o->signal = optarg;
             break;
+        case OPT_ENGINE:
+            if (strcmp(optarg, "auto") && strcmp(optarg, "perf") &&
+                strcmp(optarg, "timer"))
+                return fail_usage("invalid engine '%s' (auto, perf, timer)",
+                                  optarg);
+            o->engine = optarg;
+            break;
         case 'c': o->follow = true; break;
+        case OPT_NO_CMDLINE: o->no_cmdline = true; break;
         case 'q': o->quiet = true; break;
         case 'h': usage(stdout); exit(0);
         case 'V': printf("rec-start (%s) %s\n", PACKAGE_NAME, PACKAGE_VERSION); exit(0);
@@ -153,7 +212,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
         }
     }
     if (optind >= argc)
-        return fail_usage("no program to run%s", "");
+        return fail_usage("no program to run");
     return 0;
 }
 
@@ -168,7 +227,7 @@ static bool is_file(const char *p)
  * REC_SAMPLER_LIB overrides both. */
 static const char *find_sampler(void)
 {
-    const char *env = getenv("REC_SAMPLER_LIB");
+    const char *env = getenv(REC_ENV_SAMPLER_LIB);
     char self[PATH_MAX];
     ssize_t n;
     size_t bl = strlen(REC_BUILDDIR);
@@ -200,7 +259,7 @@ static int find_asan_cb(struct dl_phdr_info *info, size_t size, void *arg)
  * list of a program that is not itself instrumented. */
 static const char *asan_runtime(void)
 {
-    const char *p = getenv("REC_ASAN_RUNTIME"), *found = NULL;
+    const char *p = getenv(REC_ENV_ASAN_RUNTIME), *found = NULL;
 
     if (p && p[0])
         return p;
@@ -235,6 +294,31 @@ static void die_like(int sig)
     exit(128 + sig);
 }
 
+/* An event's String field as text in buf (rec-start does not link the
+ * tools' common code: cli_event_string there). */
+static bool event_string(const rec_event *ev, const char *field, char *buf,
+                         size_t size)
+{
+    long f = rec_type_field_index(rec_event_type(ev), field);
+    rec_value v;
+    size_t n;
+
+    if (f < 0 || rec_event_get(ev, (size_t)f, &v) < 0)
+        return false;
+    if (v.kind == REC_REF && v.v.ref.entry) {
+        const rec_entry *e = v.v.ref.entry;
+        long sf = rec_type_field_index(rec_entry_type(e), "value");
+        if (sf < 0 || rec_entry_get(e, (size_t)sf, &v) < 0)
+            return false;
+    }
+    if (v.kind != REC_STRING)
+        return false;
+    n = v.v.str.len < size - 1 ? v.v.str.len : size - 1;
+    memcpy(buf, v.v.str.s, n);
+    buf[n] = '\0';
+    return true;
+}
+
 /* samples/lost of a finished (or abandoned) recording, for the summary. */
 static void summarize(const char *path, bool signaled)
 {
@@ -243,6 +327,9 @@ static void summarize(const char *path, bool signaled)
     const rec_type *lost_type = NULL;
     long lost_field = -1;
     uint64_t samples = 0, lost = 0;
+    char engine[64] = "", note[256] = "", tmp[256];
+    cli_losses *losses;
+    char line[1024];
     struct stat st;
     int rc;
 
@@ -256,11 +343,23 @@ static void summarize(const char *path, bool signaled)
         fprintf(stderr, "%s: %s: %s\n", prog, path, rec_strerror(rc));
         return;
     }
+    losses = cli_losses_new();
     while ((rc = rec_reader_next(r, &ev)) > 0) {
         const rec_type *t = rec_event_type(ev);
         uint32_t id = rec_type_id(t);
+        if (losses)
+            cli_losses_event(losses, ev);
         if (id == REC_TYPE_CPUTimeSample) {
             samples++;
+        } else if (id == REC_TYPE_RecordingSettings) {
+            /* The engine of the last recording in the file (exec). */
+            if (event_string(ev, "engine", engine, sizeof engine)) {
+                if (!event_string(ev, "engineNote", note, sizeof note))
+                    note[0] = '\0';
+            } else {
+                engine[0] = note[0] = '\0';
+            }
+
         } else if (id == REC_TYPE_CPUTimeSampleLost) {
             rec_value v;
             if (t != lost_type) {
@@ -272,36 +371,97 @@ static void summarize(const char *path, bool signaled)
                 lost += v.v.u;
         }
     }
-    fprintf(stderr, "%s: %s: %llu samples, %llu lost, %.1f KiB%s\n", prog, path,
-            (unsigned long long)samples, (unsigned long long)lost,
-            st.st_size / 1024.0,
+    if (engine[0] && note[0])
+        snprintf(tmp, sizeof tmp, ", engine %s (%s)", engine, note);
+    else if (engine[0])
+        snprintf(tmp, sizeof tmp, ", engine %s", engine);
+    else
+        tmp[0] = '\0';
+    fprintf(stderr, "%s: %s: %llu samples, %llu lost, %.1f KiB%s%s\n", prog,
+            path, (unsigned long long)samples, (unsigned long long)lost,
+            (double)st.st_size / 1024.0, tmp,
             rc < 0 ? " (damaged: read up to the damage)"
             : rec_reader_warning(r) ? (signaled ? " (unfinished: read up to the "
                                        "last flush)" : " (unfinished)")
             : "");
+    /* Where the CPU time without stacks went, when it matters. */
+    if (losses && *cli_losses_line(losses, line, sizeof line))
+        fprintf(stderr, "%s: %s\n", prog, line);
+    cli_losses_free(losses);
     rec_reader_close(r);
 }
 
+/* ".123" or ".123.456...": a descendant's suffix (each process names its
+ * children's files after its own: FILE.PID, FILE.PID.PID, ...). */
+static bool descendant_suffix(const char *s, bool *nested)
+{
+    int parts = 0;
+    while (*s == '.' && s[1] >= '0' && s[1] <= '9') {
+        s += 1 + strspn(s + 1, "0123456789");
+        parts++;
+    }
+    *nested = parts > 1;
+    return parts > 0 && !*s;
+}
+
+/* Whether the recording's first ProcessInfo carries this run's id: the
+ * files of an earlier run with the same name are not ours to count. */
+static bool of_this_run(const char *path, const char *run_id)
+{
+    rec_reader *r;
+    const rec_event *ev;
+    bool ours = false;
+    if (rec_reader_open(&r, path, 0) < 0)
+        return false;
+    for (unsigned n = 0; n < 10000 && rec_reader_next(r, &ev) > 0; n++) {
+        const rec_type *t = rec_event_type(ev);
+        if (rec_type_id(t) != REC_TYPE_ProcessInfo)
+            continue;
+        long f = rec_type_field_index(t, "runId");
+        rec_value v;
+        if (f >= 0 && rec_event_get(ev, (size_t)f, &v) == 0 &&
+            v.kind == REC_REF && v.v.ref.entry &&
+            rec_entry_get(v.v.ref.entry, 0, &v) == 0 &&
+            v.kind == REC_STRING && v.v.str.len == strlen(run_id))
+            ours = memcmp(v.v.str.s, run_id, v.v.str.len) == 0;
+        break;
+    }
+    rec_reader_close(r);
+    return ours;
+}
+
 /* With --follow-children: say where the descendants' recordings went. */
-static void summarize_children(const char *path)
+static void summarize_children(const char *path, const char *run_id)
 {
     char *pattern;
     glob_t g;
-    size_t n = 0;
+    size_t n = 0, stale = 0;
+    bool nested, any_nested = false;
 
     if (asprintf(&pattern, "%s.[0-9]*", path) < 0)
         return;
     if (glob(pattern, 0, NULL, &g) == 0) {
         size_t len = strlen(path);
-        for (size_t i = 0; i < g.gl_pathc; i++)
-            if (strspn(g.gl_pathv[i] + len + 1, "0123456789") ==
-                strlen(g.gl_pathv[i] + len + 1))
-                n++;
+        for (size_t i = 0; i < g.gl_pathc; i++) {
+            if (!descendant_suffix(g.gl_pathv[i] + len, &nested))
+                continue;
+            if (!of_this_run(g.gl_pathv[i], run_id)) {
+                stale++;
+                continue;
+            }
+            n++;
+            any_nested |= nested;
+        }
         globfree(&g);
     }
     if (n)
-        fprintf(stderr, "%s: %zu descendant recording%s: %s.<pid>\n", prog, n,
-                n == 1 ? "" : "s", path);
+        fprintf(stderr, "%s: %zu descendant recording%s: %s.<pid>%s\n", prog,
+                n, n == 1 ? "" : "s", path,
+                any_nested ? " (their own children's: .<pid>.<pid>...)" : "");
+    if (stale)
+        fprintf(stderr, "%s: %zu other file%s named %s.<pid> %s not of this "
+                "run\n", prog, stale, stale == 1 ? "" : "s", path,
+                stale == 1 ? "is" : "are");
     free(pattern);
 }
 
@@ -331,20 +491,24 @@ static int child_env(const struct opts *o, const char *output, const char *lib)
     }
     snprintf(buf, sizeof buf, "%ld", (long)getpid());
     rc |= setenv("LD_PRELOAD", preload, 1);
-    rc |= setenv("REC_OUTPUT", output, 1);
-    rc |= setenv("REC_ROOT_PID", buf, 1);
-    rc |= setenv("REC_FOLLOW_CHILDREN", o->follow ? "1" : "0", 1);
-    rc |= setenv("REC_THROTTLE", o->throttle ? o->throttle : "10ms", 1);
-    rc |= setenv("REC_STACK_DEPTH", o->depth ? o->depth : "64", 1);
-    rc |= setenv("REC_FLUSH_INTERVAL", o->flush ? o->flush : "1s", 1);
+    rc |= setenv(REC_ENV_OUTPUT, output, 1);
+    rc |= setenv(REC_ENV_ROOT_PID, buf, 1);
+    rc |= setenv(REC_ENV_FOLLOW_CHILDREN, o->follow ? "1" : "0", 1);
+    rc |= setenv(REC_ENV_THROTTLE, o->throttle ? o->throttle : "10ms", 1);
+    rc |= setenv(REC_ENV_STACK_DEPTH, o->depth ? o->depth : "64", 1);
+    rc |= setenv(REC_ENV_FLUSH_INTERVAL, o->flush ? o->flush : "100ms", 1);
+    rc |= setenv(REC_ENV_STACK_WALKER, o->walker ? o->walker : "cfi", 1);
     if (o->max_chunk)
-        rc |= setenv("REC_MAX_CHUNK_SIZE", o->max_chunk, 1);
+        rc |= setenv(REC_ENV_MAX_CHUNK_SIZE, o->max_chunk, 1);
     else
-        unsetenv("REC_MAX_CHUNK_SIZE");
+        unsetenv(REC_ENV_MAX_CHUNK_SIZE);
+    rc |= setenv("REC_ENGINE", o->engine ? o->engine : "auto", 1);
     if (o->signal)
-        rc |= setenv("REC_SIGNAL", o->signal, 1);
+        rc |= setenv(REC_ENV_SIGNAL, o->signal, 1);
     else
-        unsetenv("REC_SIGNAL");
+        unsetenv(REC_ENV_SIGNAL);
+    rc |= setenv(REC_ENV_NO_COMMAND_LINE, o->no_cmdline ? "1" : "0", 1);
+    rc |= setenv(REC_ENV_RUN_ID, o->run_id, 1);
     free(preload);
     return rc ? -1 : 0;
 }
@@ -395,6 +559,22 @@ static void run_child(const struct opts *o, const char *lib, const char *path,
     if (child_env(o, output, lib) == 0) {
         execv(path, args);
         e = errno;
+        if (e == ENOEXEC) {
+            /* A script without "#!": run by /bin/sh, as execvp() and
+             * shells do. */
+            size_t n = 0;
+            while (args[n])
+                n++;
+            char **sh = calloc(n + 2, sizeof *sh);
+            if (sh) {
+                sh[0] = (char *)"/bin/sh";
+                sh[1] = (char *)path;
+                for (size_t i = 1; i < n; i++)
+                    sh[i + 1] = args[i];
+                execv("/bin/sh", sh);
+                e = errno;
+            }
+        }
     }
     if (write(err, &e, sizeof e) < 0)
         _exit(127);
@@ -414,10 +594,24 @@ int main(int argc, char **argv)
 
     if ((rc = parse_args(argc, argv, &o)) != 0)
         return rc;
+    /* One id for the whole run: every recording of it (children, exec'd
+     * images) inherits it, so readers can tell stale files apart. */
+    uint8_t id[16];
+    if (getrandom(id, sizeof id, 0) != sizeof id) {
+        fprintf(stderr, "%s: getrandom: %s\n", prog, strerror(errno));
+        return 1;
+    }
+    for (int i = 0; i < 16; i++)
+        snprintf(o.run_id + 2 * i, 3, "%02x", id[i]);
     lib = find_sampler();
     if (!is_file(lib)) {
         fprintf(stderr, "%s: sampler library not found: %s (set REC_SAMPLER_LIB)\n",
                 prog, lib);
+        return 1;
+    }
+    if (o.engine && !strcmp(o.engine, "perf") &&
+        start_check_perf(msg, sizeof msg) < 0) {
+        fprintf(stderr, "%s: %s\n", prog, msg);
         return 1;
     }
     if ((rc = start_find_program(argv[optind], &path, msg, sizeof msg)) < 0 ||
@@ -520,7 +714,7 @@ int main(int argc, char **argv)
     if (!o.quiet) {
         summarize(output, WIFSIGNALED(status));
         if (o.follow)
-            summarize_children(output);
+            summarize_children(output, o.run_id);
     }
     free(output);
     free(path);

@@ -2,10 +2,11 @@
  * tools/start/start-check.c - what rec-start verifies before it runs anything:
  * the program can be found and executed, and LD_PRELOAD will apply to it.
  */
-#include "config.h"
+#include <config.h>
 #include "start.h"
 
 #include <elf.h>
+#include <linux/perf_event.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -14,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
@@ -210,6 +212,12 @@ static int check_file(const char *path, const char *shown, int depth,
             } else {
                 rc = check_file(p, p, depth + 1, msg, msize);
             }
+        } else if (depth == 0 && (n < SELFMAG || memcmp(head, ELFMAG,
+                                                         SELFMAG) != 0)) {
+            /* Neither ELF nor "#!": execve() says ENOEXEC, and execvp(),
+             * like every shell, then runs the file with /bin/sh. So do
+             * we (rec-start's child), and the sampler goes into sh. */
+            rc = check_file("/bin/sh", "/bin/sh", depth + 1, msg, msize);
         } else {
             rc = check_elf(fd, shown, msg, msize);
         }
@@ -248,13 +256,15 @@ int start_check_output(const char *path, bool force, char *msg, size_t msize)
     int fd;
 
     if (lstat(path, &st) == 0) {
+        /* Checked first: --force would not help, so do not suggest it. */
+        if (S_ISDIR(st.st_mode)) {
+            set_msg(msg, msize, "%s: is a directory (name a file to write "
+                    "the recording to)", path);
+            return START_ERROR;
+        }
         if (!force) {
             set_msg(msg, msize, "%s: file exists (use --force to replace it)",
                     path);
-            return START_ERROR;
-        }
-        if (S_ISDIR(st.st_mode)) {
-            set_msg(msg, msize, "%s: is a directory", path);
             return START_ERROR;
         }
         if (unlink(path) < 0) {
@@ -270,4 +280,45 @@ int start_check_output(const char *path, bool force, char *msg, size_t msize)
     close(fd);
     unlink(path);
     return 0;
+}
+
+int start_check_perf(char *msg, size_t msize)
+{
+    struct perf_event_attr a;
+    int fd, e, paranoid = -99;
+    FILE *f;
+
+    memset(&a, 0, sizeof a);
+    a.type = PERF_TYPE_SOFTWARE;
+    a.size = sizeof a;
+    a.config = PERF_COUNT_SW_TASK_CLOCK;
+    a.sample_period = 1000000;
+    a.disabled = 1;
+    /* The sampler settles for user time only where that is all it gets. */
+    for (int ek = 0; ek < 2; ek++) {
+        a.exclude_kernel = (unsigned)ek;
+        fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1,
+                          PERF_FLAG_FD_CLOEXEC);
+        if (fd >= 0) {
+            close(fd);
+            return 0;
+        }
+        if (errno != EACCES && errno != EPERM)
+            break;
+    }
+    e = errno;
+    if ((f = fopen("/proc/sys/kernel/perf_event_paranoid", "re"))) {
+        if (fscanf(f, "%d", &paranoid) != 1)
+            paranoid = -99;
+        fclose(f);
+    }
+    if (paranoid != -99)
+        snprintf(msg, msize, "--engine perf: perf_event_open is not allowed "
+                 "for this process (%s; perf_event_paranoid=%d, or a seccomp "
+                 "filter); use --engine auto or --engine timer",
+                 strerror(e), paranoid);
+    else
+        snprintf(msg, msize, "--engine perf: perf_event_open is not available "
+                 "(%s); use --engine auto or --engine timer", strerror(e));
+    return START_ERROR;
 }

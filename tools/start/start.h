@@ -17,8 +17,9 @@
  * malloc'ed. On failure msg holds "<name>: <reason>". */
 int start_find_program(const char *name, char **path, char *msg, size_t msize);
 
-/* The program (or a script's interpreter) must be a dynamically linked ELF
- * of our architecture that the loader runs without secure-execution mode. */
+/* The program (or a script's interpreter, /bin/sh for a script without
+ * "#!" as execvp() runs it) must be a dynamically linked ELF of our
+ * architecture that the loader runs without secure-execution mode. */
 int start_check_program(const char *path, char *msg, size_t msize);
 
 /* Check that path can be created; with force an existing file is removed. */
@@ -26,5 +27,10 @@ int start_check_output(const char *path, bool force, char *msg, size_t msize);
 
 /* Absolute form of path (malloc'ed), NULL on failure. */
 char *start_absolute(const char *path);
+
+/* With --engine perf: can this process (whose credentials, seccomp filter
+ * and limits the program inherits) open a task-clock perf_event? On
+ * failure msg says why. */
+int start_check_perf(char *msg, size_t msize);
 
 #endif

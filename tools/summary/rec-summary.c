@@ -14,6 +14,7 @@
 #include <jansson.h>
 
 #include "cli.h"
+#include "losses.h"
 
 static const char prog[] = "rec-summary";
 
@@ -44,18 +45,21 @@ struct summary {
     uint64_t chunks, events;
     uint64_t start_ns, end_ns;
     bool have_start, complete;
+    bool writing;               /* unfinished, and its writer is at it */
+    char engine[64], engine_note[256];   /* of the last RecordingSettings */
 
+    cli_losses *losses;         /* where CPU without stacks went */
     struct type_stat *types;
     size_t ntypes, captypes;
     struct thread_stat *threads;
     size_t nthreads, capthreads;
-    cli_ptrmap tid_map;         /* tid + 1 -> index in threads */
+    cli_map tid_map;         /* tid + 1 -> index in threads */
 
     /* per chunk */
-    cli_ptrmap tc_map;          /* rec_type* -> index in tc */
+    cli_map tc_map;          /* rec_type* -> index in tc */
     struct type_cache *tc;
     size_t ntc, captc;
-    cli_ptrmap entry_map;       /* Thread rec_entry* -> index in threads */
+    cli_map entry_map;       /* Thread rec_entry* -> index in threads */
     const rec_type *last_type;
     struct type_cache *last_tc;
     const rec_entry *last_entry;
@@ -105,8 +109,8 @@ static size_t type_stat(struct summary *s, const char *name)
 
 static struct type_cache *type_cache(struct summary *s, const rec_type *t)
 {
-    uintptr_t idx;
-    if (cli_ptrmap_get(&s->tc_map, t, &idx))
+    uint32_t idx;
+    if (cli_map_get(&s->tc_map, (uintptr_t)t, &idx))
         return &s->tc[idx];
     if (s->ntc == s->captc) {
         s->captc = s->captc ? s->captc * 2 : 16;
@@ -128,7 +132,7 @@ static struct type_cache *type_cache(struct summary *s, const rec_type *t)
     c->lost_time = rec_type_field_index(t, "lostTime");
     if (c->thread < 0)
         c->kind = K_OTHER;
-    cli_ptrmap_put(&s->tc_map, t, s->ntc);
+    cli_map_xput(&s->tc_map, (uintptr_t)t, (uint32_t)s->ntc);
     return &s->tc[s->ntc++];
 }
 
@@ -159,9 +163,9 @@ static void chunk_events_end(struct summary *s)
 static void new_chunk(struct summary *s, const rec_reader *r,
                       const rec_chunk_info *info)
 {
-    cli_ptrmap_clear(&s->tc_map);
+    cli_map_clear(&s->tc_map);
     chunk_events_end(s);
-    cli_ptrmap_clear(&s->entry_map);
+    cli_map_clear(&s->entry_map);
     s->ntc = 0;
     s->last_type = NULL;
     s->last_entry = NULL;
@@ -200,10 +204,10 @@ static bool get_bool(const rec_value *vals, long f)
 
 static struct thread_stat *thread_of(struct summary *s, const rec_entry *e)
 {
-    uintptr_t idx;
+    uint32_t idx;
     if (e == s->last_entry)
         return &s->threads[s->last_thread];
-    if (cli_ptrmap_get(&s->entry_map, e, &idx)) {
+    if (cli_map_get(&s->entry_map, (uintptr_t)e, &idx)) {
         s->last_entry = e;
         s->last_thread = idx;
         return &s->threads[idx];
@@ -229,14 +233,14 @@ static struct thread_stat *thread_of(struct summary *s, const rec_entry *e)
     /* tid + 1 keeps the key non-NULL; the unlikely tid UINT64_MAX shares
      * the slot of tid 0... which a kernel never hands out either. */
     const void *key = (const void *)(uintptr_t)(tid + 1 ? tid + 1 : 1);
-    if (!cli_ptrmap_get(&s->tid_map, key, &idx)) {
+    if (!cli_map_get(&s->tid_map, (uintptr_t)key, &idx)) {
         if (s->nthreads == s->capthreads) {
             s->capthreads = s->capthreads ? s->capthreads * 2 : 64;
             s->threads = cli_xrealloc(s->threads, s->capthreads * sizeof *s->threads);
         }
-        idx = s->nthreads++;
+        idx = (uint32_t)s->nthreads++;
         s->threads[idx] = (struct thread_stat){ .tid = tid };
-        cli_ptrmap_put(&s->tid_map, key, idx);
+        cli_map_xput(&s->tid_map, (uintptr_t)key, (uint32_t)idx);
     }
     struct thread_stat *ts = &s->threads[idx];
     if (name) {
@@ -244,7 +248,7 @@ static struct thread_stat *thread_of(struct summary *s, const rec_entry *e)
         free(ts->name);
         ts->name = xstrndup(name, name_len);
     }
-    cli_ptrmap_put(&s->entry_map, e, idx);
+    cli_map_xput(&s->entry_map, (uintptr_t)e, (uint32_t)idx);
     s->last_entry = e;
     s->last_thread = idx;
     return ts;
@@ -265,8 +269,14 @@ static void account(struct summary *s, const rec_event *ev)
     }
     s->types[c->stat].count++;
     s->types[c->stat].bytes += rec_event_bytes(ev);
-    if (c->kind == K_OTHER)
+    if (c->kind == K_OTHER) {
+        if (!strcmp(s->types[c->stat].name, "RecordingSettings") &&
+            cli_event_string(ev, "engine", s->engine, sizeof s->engine) &&
+            !cli_event_string(ev, "engineNote", s->engine_note,
+                              sizeof s->engine_note))
+            s->engine_note[0] = '\0';
         return;
+    }
     /* The field indexes are the type's (c->thread >= 0 unless K_OTHER):
      * read the values in place rather than through rec_event_get(). */
     const rec_value *vals = rec_event_values(ev);
@@ -326,7 +336,7 @@ static char *secs(uint64_t ns, char *buf, size_t size)
 
 static void print_text(const struct summary *s, FILE *f)
 {
-    char t1[48], t2[48], t3[48];
+    char t1[48], t2[48], t3[48], line[1024];
     fprintf(f, "%s\n\n", s->path);
     fprintf(f, " Version: %u.%u\n", s->major, s->minor);
     fprintf(f, " Chunks: %" PRIu64 "\n", s->chunks);
@@ -335,8 +345,14 @@ static void print_text(const struct summary *s, FILE *f)
     fprintf(f, " Duration: %s\n",
             cli_format_duration(s->end_ns > s->start_ns ? s->end_ns - s->start_ns : 0,
                                 t1, sizeof t1));
+    if (s->engine[0])
+        fprintf(f, " Engine: %s%s%s%s\n", s->engine,
+                s->engine_note[0] ? " (" : "", s->engine_note,
+                s->engine_note[0] ? ")" : "");
     fprintf(f, " Events: %" PRIu64 "%s\n\n", s->events,
-            s->complete ? "" : " (recording not closed cleanly)");
+            s->complete ? "" : s->writing
+            ? " (still being written: up to its last flush)"
+            : " (unfinished: its writer stopped without closing it)");
 
     fprintf(f, " %-28s %12s %14s\n", "Event Type", "Count", "Size (bytes)");
     fprintf(f, " %.56s\n", "========================================================");
@@ -372,6 +388,8 @@ static void print_text(const struct summary *s, FILE *f)
             fputc((unsigned char)*c < 0x20 || *c == 0x7f ? '?' : *c, f);
         fputc('\n', f);
     }
+    if (s->losses && *cli_losses_line(s->losses, line, sizeof line))
+        fprintf(f, "\n %s\n", line);
 }
 
 static json_t *jstr(const char *str)
@@ -420,6 +438,13 @@ static int print_json(const struct summary *s, FILE *f)
                         (s->end_ns > s->start_ns ? s->end_ns - s->start_ns : 0)));
     json_object_set_new(j, "events", json_integer((json_int_t)s->events));
     json_object_set_new(j, "complete", json_boolean(s->complete));
+    if (!s->complete)
+        json_object_set_new(j, "beingWritten", json_boolean(s->writing));
+    if (s->engine[0]) {     /* recordings before the engine field: none */
+        json_object_set_new(j, "engine", jstr(s->engine));
+        json_object_set_new(j, "engineNote", s->engine_note[0] ?
+                            jstr(s->engine_note) : json_null());
+    }
     for (size_t i = 0; i < s->ntypes; i++) {
         json_t *e = json_object();
         json_object_set_new(e, "type", jstr(s->types[i].name));
@@ -434,6 +459,9 @@ static int print_json(const struct summary *s, FILE *f)
     json_object_set_new(cpu, "threads", threads);
     struct thread_stat tot = total_of(s);
     json_object_set_new(cpu, "total", thread_json(&tot, false));
+    char line[1024];
+    if (s->losses && *cli_losses_line(s->losses, line, sizeof line))
+        json_object_set_new(cpu, "withoutStacks", jstr(line));
     json_object_set_new(j, "cpuTimeSamples", cpu);
     int rc = json_dumpf(j, f, JSON_INDENT(2));
     fputc('\n', f);
@@ -450,14 +478,14 @@ static void summary_free(struct summary *s)
     free(s->types);
     free(s->threads);
     free(s->tc);
-    cli_ptrmap_free(&s->tid_map);
-    cli_ptrmap_free(&s->tc_map);
-    cli_ptrmap_free(&s->entry_map);
+    cli_map_free(&s->tid_map);
+    cli_map_free(&s->tc_map);
+    cli_map_free(&s->entry_map);
 }
 
 static int summarize(const char *path, bool json)
 {
-    struct summary s = { .path = path };
+    struct summary s = { .path = path, .losses = cli_losses_new() };
     rec_reader *r;
     const rec_event *ev;
     rec_chunk_info info;
@@ -465,6 +493,7 @@ static int summarize(const char *path, bool json)
     int rc = rec_reader_open(&r, path, 0);
     if (rc < 0) {
         cli_reader_error(prog, path, NULL, rc);
+        cli_losses_free(s.losses);
         return 1;
     }
     while ((rc = rec_reader_next(r, &ev)) > 0) {
@@ -475,6 +504,8 @@ static int summarize(const char *path, bool json)
         }
         s.events++;
         account(&s, ev);
+        if (s.losses)
+            cli_losses_event(s.losses, ev);
         int64_t t = (int64_t)rec_event_ticks(ev);
         if (!s.have_ticks || t > s.max_ticks) {
             s.max_ticks = t;
@@ -494,6 +525,8 @@ static int summarize(const char *path, bool json)
     if (rec_reader_chunk(r, &info) == 0) {
         s.complete = s.chunks && rc == 0 && info.last;
     }
+    if (!s.complete && rc == 0)
+        s.writing = cli_file_being_written(path);
     if (s.nthreads)
         qsort(s.threads, s.nthreads, sizeof *s.threads, cmp_thread);
     if (s.ntypes)
@@ -511,6 +544,7 @@ static int summarize(const char *path, bool json)
         cli_reader_warning(prog, path, r);
     }
     rec_reader_close(r);
+    cli_losses_free(s.losses);
     summary_free(&s);
     return rc < 0 ? 1 : 0;
 }
@@ -525,6 +559,8 @@ int main(int argc, char **argv)
     };
     bool json = false;
     int c, status = CLI_EXIT_OK;
+    /* getopt names argv[0]: not the build tree's .libs/lt-rec-summary. */
+    argv[0] = (char *)prog;
     while ((c = getopt_long(argc, argv, "hV", lopts, NULL)) != -1) {
         switch (c) {
         case 'j': json = true; break;
@@ -537,6 +573,11 @@ int main(int argc, char **argv)
     }
     if (cli_need_files(prog, optind, argc) < 0)
         return CLI_EXIT_USAGE;
+    argc = cli_inputs_dedup(prog, argv, optind, argc);
+    if (cli_output_not_input(prog, NULL, NULL, argv + optind,
+                             argc - optind) < 0)
+        return CLI_EXIT_USAGE;
+    cli_inputs_runs(prog, argv + optind, argc - optind);
     setvbuf(stdout, NULL, _IOFBF, 1 << 16);
     for (int i = optind; i < argc; i++) {
         if (i > optind && !json)

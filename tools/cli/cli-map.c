@@ -1,14 +1,16 @@
 /*
- * tools/cpu/cpu-map.c - the small hash tables rec-cpu folds events into.
+ * tools/cli/cli-map.c - the two tables every tool folds events with: a hash
+ * map from a non-zero 64-bit key (a tid, a pool entry's address) to an
+ * index, and an interning table that gives each distinct string a dense
+ * index. Open addressing, linear probing, power-of-two capacities.
  */
-#include "config.h"
+#include <config.h>
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <rec/record.h>
-
-#include "cpu-model.h"
+#include "cli.h"
 
 static inline uint64_t mix64(uint64_t x)
 {
@@ -21,45 +23,52 @@ static inline uint64_t mix64(uint64_t x)
     return x;
 }
 
-void cpu_map_free(cpu_map *m)
+/* ---- map ----------------------------------------------------------- */
+
+void cli_map_free(cli_map *m)
 {
     free(m->keys);
     free(m->vals);
     memset(m, 0, sizeof *m);
 }
 
-void cpu_map_clear(cpu_map *m)
+void cli_map_clear(cli_map *m)
 {
     if (m->keys)
         memset(m->keys, 0, m->cap * sizeof *m->keys);
     m->n = 0;
 }
 
-uint32_t cpu_map_get(const cpu_map *m, uint64_t key)
+bool cli_map_get(const cli_map *m, uint64_t key, uint32_t *val)
 {
     if (!m->cap)
-        return UINT32_MAX;
+        return false;
     size_t mask = m->cap - 1;
     for (size_t i = mix64(key) & mask;; i = (i + 1) & mask) {
-        if (m->keys[i] == key)
-            return m->vals[i];
+        if (m->keys[i] == key) {
+            *val = m->vals[i];
+            return true;
+        }
         if (m->keys[i] == 0)
-            return UINT32_MAX;
+            return false;
     }
 }
 
-static void map_insert(uint64_t *keys, uint32_t *vals, size_t cap,
+/* Place key; true if it was not there. */
+static bool map_insert(uint64_t *keys, uint32_t *vals, size_t cap,
                        uint64_t key, uint32_t val)
 {
     size_t mask = cap - 1;
     size_t i = mix64(key) & mask;
     while (keys[i] != 0 && keys[i] != key)
         i = (i + 1) & mask;
+    bool added = keys[i] == 0;
     keys[i] = key;
     vals[i] = val;
+    return added;
 }
 
-int cpu_map_put(cpu_map *m, uint64_t key, uint32_t val)
+int cli_map_put(cli_map *m, uint64_t key, uint32_t val)
 {
     if ((m->n + 1) * 2 > m->cap) {
         size_t cap = m->cap ? m->cap * 2 : 64;
@@ -79,15 +88,20 @@ int cpu_map_put(cpu_map *m, uint64_t key, uint32_t val)
         m->vals = vals;
         m->cap = cap;
     }
-    if (cpu_map_get(m, key) == UINT32_MAX)
+    if (map_insert(m->keys, m->vals, m->cap, key, val))
         m->n++;
-    map_insert(m->keys, m->vals, m->cap, key, val);
     return 0;
 }
 
-/* ---- interning tables ---------------------------------------------- */
+void cli_map_xput(cli_map *m, uint64_t key, uint32_t val)
+{
+    if (cli_map_put(m, key, val) < 0)
+        cli_out_of_memory();
+}
 
-int cpu_slots_grow(uint32_t **slots, size_t *nslots, size_t first,
+/* ---- interning ----------------------------------------------------- */
+
+int cli_slots_grow(uint32_t **slots, size_t *nslots, size_t first,
                    const uint64_t *hash, size_t n)
 {
     size_t cap = *nslots ? *nslots * 2 : first;
@@ -106,19 +120,18 @@ int cpu_slots_grow(uint32_t **slots, size_t *nslots, size_t first,
     return 0;
 }
 
-/* ---- strings ------------------------------------------------------ */
-
-static uint64_t hash_str(const char *s, size_t len)
+uint64_t cli_hash_bytes(const void *p, size_t len)
 {
+    const unsigned char *s = p;
     uint64_t h = 0xcbf29ce484222325ull;     /* FNV-1a */
     for (size_t i = 0; i < len; i++) {
-        h ^= (unsigned char)s[i];
+        h ^= s[i];
         h *= 0x100000001b3ull;
     }
     return h;
 }
 
-void cpu_strtab_free(cpu_strtab *t)
+void cli_strtab_free(cli_strtab *t)
 {
     for (size_t i = 0; i < t->n; i++)
         free(t->strs[i]);
@@ -128,13 +141,13 @@ void cpu_strtab_free(cpu_strtab *t)
     memset(t, 0, sizeof *t);
 }
 
-long cpu_strtab_intern(cpu_strtab *t, const char *s, size_t len)
+long cli_strtab_intern(cli_strtab *t, const char *s, size_t len)
 {
     len = strnlen(s, len);      /* names are C strings from here on */
     if ((t->n + 1) * 2 > t->nslots
-        && cpu_slots_grow(&t->slots, &t->nslots, 256, t->hash, t->n) < 0)
+        && cli_slots_grow(&t->slots, &t->nslots, 256, t->hash, t->n) < 0)
         return REC_ENOMEM;
-    uint64_t h = hash_str(s, len);
+    uint64_t h = cli_hash_bytes(s, len);
     size_t mask = t->nslots - 1, j = h & mask;
     for (; t->slots[j]; j = (j + 1) & mask) {
         size_t i = t->slots[j] - 1;

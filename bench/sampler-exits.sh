@@ -1,0 +1,103 @@
+#!/bin/bash
+# bench/sampler-exits.sh - programs that end without exit(), and SIGKILL.
+#
+#   sampler-exits.sh [BUILD [RUNS]]     (BUILD: a build tree, default _build)
+#
+# 1. _exit: tests/hazards/exiter burns 1 s in its main thread while a
+#    worker spins, then calls _exit (directly, and run by sh -c, which
+#    ends with _exit too: --follow-children, every file checked). For
+#    every thread, |sampled + lost - kernel CPU| against
+#    max(period + 4 ms, 1% of its CPU); the recording must be finished.
+# 2. Flush interval cost: tests/workloads/sigblock (2 x 1.5 s) at 1 ms with
+#    --flush-interval 1s, 100ms and 20ms: process CPU (user+sys) and file
+#    size, medians.
+# 3. SIGKILL at a random moment (0.3 to 2.3 s into a 2 x 3 s run): the
+#    CPU time in the recording (samples + lost, read up to the last flush)
+#    as a share of the kernel's figure read just before the kill (sum of
+#    /proc/PID/task/*/schedstat but rec's sampler thread), with the
+#    default flush interval.
+# Medians over RUNS (>= 5). Prints the load average before and after.
+set -u
+B=$(cd "${1:-_build}" && pwd)
+RUNS=${2:-5}
+START=$B/tools/rec-start
+CHECK=$B/tests/sampler-check
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+make -s -C "$B" tests/sampler-check tests/hazards/exiter tests/workloads/sigblock >/dev/null || exit 1
+median() { sort -g | awk '{ v[NR] = $1 } END { print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+field() { sed -n "s/^total .*\\<$1=\\([0-9]*\\).*/\\1/p" "$2"; }
+
+echo "# $(date -u +%FT%TZ) $(uname -r) $(nproc) cpus runs=$RUNS load: $(cut -d' ' -f1-3 /proc/loadavg)"
+
+# 1. _exit, directly and through sh -c.
+for how in direct "sh -c"; do
+    : >"$tmp/runs"
+    for _ in $(seq "$RUNS"); do
+        rm -f "$tmp"/e.rec*
+        if [ "$how" = direct ]; then
+            "$START" -q -o "$tmp/e.rec" -- "$B/tests/hazards/exiter" _exit 1000
+        else
+            # The shell forks the program: followed into e.rec.PID.
+            "$START" -q -c -o "$tmp/e.rec" -- sh -c "\"$B/tests/hazards/exiter\" _exit 1000; exit \$?"
+        fi
+        st=$?
+        : >"$tmp/chk"
+        finished=0
+        for f in "$tmp"/e.rec*; do
+            "$CHECK" "$f" >>"$tmp/chk" 2>&1 || finished=1
+        done
+        # worst thread: |diff| / allowed (<= 1 is within bounds)
+        awk -v st=$st -v fin=$finished '
+            /^thread / && /ended=1/ {
+                for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+                d = v["diff"] < 0 ? -v["diff"] : v["diff"]
+                allow = 14000000; if (v["cpu_ns"] / 100 > allow) allow = v["cpu_ns"] / 100
+                if (d / allow > worst) worst = d / allow
+                n++
+            }
+            END { printf "%.3f %d %d %d\n", worst, n, st, fin == 0 }' "$tmp/chk" >>"$tmp/runs"
+    done
+    printf '_exit (%s): worst |recorded-kernel|/max(period+4ms,1%%) %s (median; <= 1 is within), threads ended %s, status %s, finished in %s/%s runs\n' \
+        "$how" "$(awk '{ print $1 }' "$tmp/runs" | median)" \
+        "$(awk '{ print $2 }' "$tmp/runs" | median)" "$(awk '{ print $3 }' "$tmp/runs" | sort -u | tr '\n' ' ')" \
+        "$(awk '{ s += $4 } END { print s }' "$tmp/runs")" "$RUNS"
+done
+
+# 2. Flush interval cost.
+for fl in 1s 100ms 20ms; do
+    : >"$tmp/runs"
+    for _ in $(seq "$RUNS"); do
+        rm -f "$tmp/f.rec"
+        /usr/bin/time -f '%U %S' -o "$tmp/time" "$START" -q -t 1ms --flush-interval $fl \
+            -o "$tmp/f.rec" -- "$B/tests/workloads/sigblock" mask 2 1500 >/dev/null
+        echo "$(awk '{ print $1 + $2 }' "$tmp/time") $(stat -c %s "$tmp/f.rec")" >>"$tmp/runs"
+    done
+    printf 'flush %-6s process CPU %s s, file %s bytes (medians)\n' $fl \
+        "$(awk '{ print $1 }' "$tmp/runs" | median)" "$(awk '{ print $2 }' "$tmp/runs" | median)"
+done
+
+# 3. SIGKILL at a random moment.
+: >"$tmp/runs"
+for _ in $(seq "$RUNS"); do
+    rm -f "$tmp/k.rec"
+    "$START" -q -o "$tmp/k.rec" -- "$B/tests/workloads/sigblock" mask 2 3000 >/dev/null 2>&1 &
+    rs=$!
+    sleep 0.2
+    pid=$(pgrep -P $rs | head -1)
+    sleep "$(awk -v s=$RANDOM 'BEGIN { printf "%.3f", 0.1 + (s % 2000) / 1000 }')"
+    k=0
+    # The program's threads (not rec's own sampler thread).
+    for d in /proc/$pid/task/*; do
+        [ "$(cat "$d/comm" 2>/dev/null)" = rec-sampler ] && continue
+        k=$((k + $(cut -d' ' -f1 "$d/schedstat" 2>/dev/null || echo 0)))
+    done
+    kill -KILL "$pid"
+    wait $rs 2>/dev/null
+    "$CHECK" "$tmp/k.rec" >"$tmp/chk" 2>/dev/null
+    p=$(field period_ns "$tmp/chk"); l=$(field lost_ns "$tmp/chk")
+    awk -v p="${p:-0}" -v l="${l:-0}" -v k=$k 'BEGIN { printf "%.4f %.3f\n", (p + l) / k, k / 1e9 }' >>"$tmp/runs"
+done
+printf 'SIGKILL: recorded/kernel CPU %s (median; runs: %s)\n' \
+    "$(awk '{ print $1 }' "$tmp/runs" | median)" "$(awk '{ printf "%s@%ss ", $1, $2 }' "$tmp/runs")"
+echo "# load after: $(cut -d' ' -f1-3 /proc/loadavg)"

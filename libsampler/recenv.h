@@ -1,0 +1,32 @@
+/*
+ * libsampler/recenv.h - the REC_* environment: how rec-start configures the
+ * preloaded sampler, and what the sampler hands on to the processes it
+ * records (an exec'd image, a followed child). One list, so that the
+ * launcher, the sampler and the code that strips the variables from
+ * processes that are not recorded agree on every name.
+ * Documented in libsampler(3), ENVIRONMENT.
+ */
+#ifndef RECS_RECENV_H
+#define RECS_RECENV_H
+
+/* Set by rec-start, read by the sampler (sampler.c). */
+#define REC_ENV_OUTPUT          "REC_OUTPUT"          /* recording path */
+#define REC_ENV_THROTTLE        "REC_THROTTLE"        /* "10ms", "500/s" */
+#define REC_ENV_STACK_DEPTH     "REC_STACK_DEPTH"
+#define REC_ENV_STACK_WALKER    "REC_STACK_WALKER"
+#define REC_ENV_MAX_CHUNK_SIZE  "REC_MAX_CHUNK_SIZE"
+#define REC_ENV_FLUSH_INTERVAL  "REC_FLUSH_INTERVAL"
+#define REC_ENV_SIGNAL          "REC_SIGNAL"
+#define REC_ENV_QUEUE_CAPACITY  "REC_QUEUE_CAPACITY"
+#define REC_ENV_NO_COMMAND_LINE "REC_NO_COMMAND_LINE" /* argv[0] only */
+#define REC_ENV_RUN_ID          "REC_RUN_ID"          /* 32 hex digits */
+/* Lifecycle, between rec-start and the sampler's instances (preload.c). */
+#define REC_ENV_ROOT_PID        "REC_ROOT_PID"        /* the recorded process */
+#define REC_ENV_FOLLOW_CHILDREN "REC_FOLLOW_CHILDREN" /* children recorded too */
+#define REC_ENV_APPEND          "REC_APPEND"          /* exec'd image appends */
+#define REC_ENV_STATUS_FD       "REC_STATUS_FD"
+/* Read by rec-start only. */
+#define REC_ENV_SAMPLER_LIB     "REC_SAMPLER_LIB"     /* library to preload */
+#define REC_ENV_ASAN_RUNTIME    "REC_ASAN_RUNTIME"    /* sanitizer builds */
+
+#endif

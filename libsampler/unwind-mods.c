@@ -1,0 +1,367 @@
+/*
+ * libsampler/unwind-mods.c - the loaded modules' unwind tables, published
+ * to the signal handler without locks.
+ *
+ * Tables are built from the .eh_frame each module has mapped (found via
+ * PT_GNU_EH_FRAME), inside the dl_iterate_phdr callback: the loader's lock
+ * is held there, so a concurrent dlclose cannot unmap the bytes being read.
+ * The vdso is covered the same way. The handler reads one immutable set
+ * (segments sorted by address, each with its module's table) through an
+ * atomic pointer. A replaced set, and the tables of modules that went away,
+ * are retired and freed only once no handler is inside the sampling path
+ * (recs__g.inflight seen at zero after the swap: a handler that starts
+ * later loads the new set).
+ *
+ * New modules are picked up at start, on every drain when the loader's
+ * add/remove counters moved, and promptly when a handler meets code
+ * outside every known segment (it flags the set stale and wakes the
+ * sampler thread). No dlopen interposition: glibc resolves $ORIGIN, RPATH
+ * and the namespace from dlopen's caller, which a wrapper would change.
+ */
+#include <config.h>
+
+#include "internal.h"
+#include "unwind.h"
+
+#include "fpwalk.h"
+
+#include <link.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_SEGS 8
+
+struct umod {
+    char *name;
+    uint64_t bias, first;            /* identity with the name */
+    recs_uw_seg segs[MAX_SEGS];
+    unsigned nseg;
+    recs_uw_table *tab;
+    bool seen;
+};
+
+static pthread_mutex_t uw_lock = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic(recs_uw_set *) uw_set;
+static _Atomic int uw_stale;
+static struct umod *mods;
+static size_t nmods, capmods;
+static void **retired;
+static size_t nretired, capretired;
+static unsigned long long last_adds, last_subs;
+static recs_uw_stats stats;
+
+/* Read a DW_EH_PE-encoded pointer of .eh_frame_hdr (the encodings the
+ * linkers write there). */
+static bool hdr_ptr(const uint8_t **p, uint8_t enc, uintptr_t hdr,
+                    uint64_t *out)
+{
+    const uint8_t *q = *p;
+    uint64_t v;
+
+    switch (enc & 0x0f) {
+    case 0x03: {
+        uint32_t x;
+        memcpy(&x, q, 4);
+        v = x;
+        q += 4;
+        break;
+    }
+    case 0x0b: {
+        int32_t x;
+        memcpy(&x, q, 4);
+        v = (uint64_t)(int64_t)x;
+        q += 4;
+        break;
+    }
+    case 0x00:
+    case 0x04:
+    case 0x0c: memcpy(&v, q, 8); q += 8; break;
+    default: return false;
+    }
+    switch (enc & 0x70) {
+    case 0x00: break;
+    case 0x10: v += (uintptr_t)*p; break;
+    case 0x30: v += hdr; break;
+    default: return false;
+    }
+    *p = q;
+    *out = v;
+    return true;
+}
+
+static size_t table_bytes(const recs_uw_table *t)
+{
+    return sizeof *t + t->nrows * sizeof t->rows[0] +
+           t->npages * sizeof t->pages[0];
+}
+
+/* Build m's table from its mapped .eh_frame (loader lock held). */
+static void build_table(struct umod *m, struct dl_phdr_info *info)
+{
+    const ElfW(Phdr) *hdr_ph = NULL;
+    const uint8_t *p;
+    uint64_t eh = 0, end = 0;
+    recs_uw_source src;
+    uint64_t t0 = recs__now_ns();
+
+    for (int i = 0; i < info->dlpi_phnum; i++)
+        if (info->dlpi_phdr[i].p_type == PT_GNU_EH_FRAME)
+            hdr_ph = &info->dlpi_phdr[i];
+    if (!hdr_ph || hdr_ph->p_memsz < 8)
+        return;
+    p = (const uint8_t *)(info->dlpi_addr + hdr_ph->p_vaddr);
+    if (p[0] != 1 || !(p += 4, hdr_ptr(&p, p[-3], (uintptr_t)(p - 4), &eh)))
+        return;
+    /* .eh_frame runs to its terminator, at most to its segment's end. */
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        uint64_t s = info->dlpi_addr + ph->p_vaddr;
+        if (ph->p_type == PT_LOAD && eh >= s && eh < s + ph->p_filesz)
+            end = s + ph->p_filesz;
+    }
+    if (!end)
+        return;
+    memset(&src, 0, sizeof src);
+    src.eh_frame = (const uint8_t *)(uintptr_t)eh;
+    src.eh_size = end - eh;
+    src.eh_vaddr = eh - info->dlpi_addr;
+    if (recs__uw_build(&src, &m->tab, NULL) == 0) {
+        stats.tables++;
+        stats.rows += m->tab->nrows;
+        stats.bytes += table_bytes(m->tab);
+    }
+    stats.build_ns += recs__now_ns() - t0;
+}
+
+static void retire(void *p)
+{
+    if (!p)
+        return;
+    if (nretired == capretired) {
+        size_t cap = capretired ? 2 * capretired : 16;
+        void **v = realloc(retired, cap * sizeof *v);
+        if (!v)
+            return;          /* leaked rather than freed under a reader */
+        retired = v;
+        capretired = cap;
+    }
+    retired[nretired++] = p;
+}
+
+static int found_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    const char *name = info->dlpi_name ? info->dlpi_name : "";
+    uint64_t first = 0;
+    struct umod *m = NULL;
+    unsigned nseg = 0;
+    recs_uw_seg segs[MAX_SEGS];
+
+    (void)size;
+    (void)arg;
+    for (int i = 0; i < info->dlpi_phnum && nseg < MAX_SEGS; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && ph->p_memsz) {
+            segs[nseg].lo = info->dlpi_addr + ph->p_vaddr;
+            segs[nseg].hi = segs[nseg].lo + ph->p_memsz;
+            segs[nseg].bias = info->dlpi_addr;
+            segs[nseg].tab = NULL;
+            nseg++;
+        }
+    }
+    if (nseg == 0)
+        return 0;
+    first = segs[0].lo;
+    for (size_t i = 0; i < nmods; i++)
+        if (!mods[i].seen && mods[i].bias == info->dlpi_addr &&
+            mods[i].first == first && !strcmp(mods[i].name, name)) {
+            mods[i].seen = true;
+            return 0;
+        }
+    if (nmods == capmods) {
+        size_t cap = capmods ? 2 * capmods : 32;
+        struct umod *v = realloc(mods, cap * sizeof *v);
+        if (!v)
+            return 0;
+        mods = v;
+        capmods = cap;
+    }
+    m = &mods[nmods];
+    memset(m, 0, sizeof *m);
+    m->name = strdup(name);
+    if (!m->name)
+        return 0;
+    m->bias = info->dlpi_addr;
+    m->first = first;
+    m->nseg = nseg;
+    memcpy(m->segs, segs, sizeof segs);
+    m->seen = true;
+    build_table(m, info);
+    for (unsigned i = 0; i < nseg; i++)
+        m->segs[i].tab = m->tab;
+    nmods++;
+    stats.modules = nmods;
+    (*(int *)arg)++;
+    return 0;
+}
+
+static int cmp_seg(const void *a, const void *b)
+{
+    const recs_uw_seg *x = a, *y = b;
+    return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+static void reclaim_locked(void)
+{
+    /* Any handler that could hold a retired pointer entered before the
+     * swap and has not left yet. */
+    if (atomic_load(&recs__g.inflight) != 0)
+        return;
+    for (size_t i = 0; i < nretired; i++)
+        free(retired[i]);
+    nretired = 0;
+}
+
+int recs__uw_refresh(void)
+{
+    int added = 0;
+    size_t n = 0, total = 0;
+    recs_uw_set *set, *old;
+
+    pthread_mutex_lock(&uw_lock);
+    atomic_store(&uw_stale, 0);
+    for (size_t i = 0; i < nmods; i++)
+        mods[i].seen = false;
+    dl_iterate_phdr(found_cb, &added);
+    for (size_t i = 0; i < nmods; i++) {
+        if (mods[i].seen) {
+            mods[n++] = mods[i];
+        } else {
+            if (mods[i].tab) {
+                stats.tables--;
+                stats.rows -= mods[i].tab->nrows;
+                stats.bytes -= table_bytes(mods[i].tab);
+            }
+            retire(mods[i].tab);
+            free(mods[i].name);
+        }
+    }
+    nmods = n;
+    stats.modules = nmods;
+    for (size_t i = 0; i < nmods; i++)
+        total += mods[i].nseg;
+    set = malloc(sizeof *set + total * sizeof set->segs[0]);
+    if (!set) {
+        pthread_mutex_unlock(&uw_lock);
+        return REC_ENOMEM;
+    }
+    set->n = 0;
+    for (size_t i = 0; i < nmods; i++)
+        for (unsigned j = 0; j < mods[i].nseg; j++)
+            set->segs[set->n++] = mods[i].segs[j];
+    qsort(set->segs, set->n, sizeof set->segs[0], cmp_seg);
+    old = atomic_exchange(&uw_set, set);
+    retire(old);
+    reclaim_locked();
+    pthread_mutex_unlock(&uw_lock);
+    return added;
+}
+
+static int counters_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    unsigned long long *c = arg;
+
+    if (size >= offsetof(struct dl_phdr_info, dlpi_subs) +
+                sizeof info->dlpi_subs) {
+        c[0] = info->dlpi_adds;
+        c[1] = info->dlpi_subs;
+    }
+    return 1;
+}
+
+void recs__uw_reclaim(void)
+{
+    unsigned long long c[2] = { 0, 0 };
+
+    /* The loader's counters say whether anything was (un)loaded. */
+    dl_iterate_phdr(counters_cb, c);
+    if (atomic_load(&uw_stale) || c[0] != last_adds || c[1] != last_subs) {
+        last_adds = c[0];
+        last_subs = c[1];
+        recs__uw_refresh();
+        return;
+    }
+    pthread_mutex_lock(&uw_lock);
+    reclaim_locked();
+    pthread_mutex_unlock(&uw_lock);
+}
+
+void recs__uw_abandon(void)
+{
+    pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
+
+    atomic_store(&uw_set, NULL);
+    atomic_store(&uw_stale, 0);
+    memcpy(&uw_lock, &fresh, sizeof fresh);
+    mods = NULL;
+    nmods = capmods = 0;
+    retired = NULL;
+    nretired = capretired = 0;
+    last_adds = last_subs = 0;
+    memset(&stats, 0, sizeof stats);
+}
+
+/* Signal-safe. */
+const recs_uw_set *recs__uw_current(void)
+{
+    return atomic_load_explicit(&uw_set, memory_order_acquire);
+}
+
+/* Signal-safe. */
+void recs__uw_mark_stale(void)
+{
+    if (!atomic_exchange(&uw_stale, 1))
+        sem_post(&recs__g.wake);
+}
+
+int recs__uw_symbolic_start(uint64_t pc, uint64_t *vaddr)
+{
+    const recs_uw_seg *seg;
+    int rc = -1;
+
+    pthread_mutex_lock(&uw_lock);
+    seg = recs__uw_find(atomic_load(&uw_set), pc);
+    if (seg)
+        rc = seg->tab && recs__uw_func_start(seg->tab, pc - seg->bias, vaddr);
+    pthread_mutex_unlock(&uw_lock);
+    return rc;
+}
+
+void recs__uw_get_stats(recs_uw_stats *st)
+{
+    pthread_mutex_lock(&uw_lock);
+    *st = stats;
+    pthread_mutex_unlock(&uw_lock);
+}
+
+/* Signal-safe. */
+unsigned recs__uw_stack(bool cfi, uint64_t pc, uint64_t sp, uint64_t fp,
+                        uint64_t lo, uint64_t hi, uint64_t *out,
+                        unsigned max, bool *truncated)
+{
+    const recs_uw_set *set = recs__uw_current();
+    bool root;
+    unsigned n;
+
+    if (set && !recs__uw_find(set, pc))
+        recs__uw_mark_stale();
+    if (cfi)
+        return recs__uw_walk(set, pc, sp, fp, lo, hi, out, max, truncated,
+                             &root);
+    n = recs__fp_walk(fp, sp, hi, out, max, truncated);
+    if (recs__uw_keep_code(set, out, n) < n) {
+        n = recs__uw_keep_code(set, out, n);
+        *truncated = false;
+    }
+    return n;
+}

@@ -1,0 +1,168 @@
+/*
+ * libsampler/unwind-walk.c - the CFI stack walk run inside the signal
+ * handler (see unwind.h). It reads the interrupted thread's stack and our
+ * own tables, nothing else: no code bytes of the modules (which dlclose may
+ * unmap), no libdw, no allocation.
+ */
+#include <config.h>
+
+#include "unwind.h"
+#include "fpwalk.h"
+
+#include <stddef.h>
+#include <ucontext.h>
+
+/* Signal-safe. */
+const recs_uw_seg *recs__uw_find(const recs_uw_set *set, uint64_t pc)
+{
+    size_t lo = 0, hi;
+
+    if (!set)
+        return NULL;
+    hi = set->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (set->segs[mid].lo <= pc)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == 0 || pc >= set->segs[lo - 1].hi)
+        return NULL;
+    return &set->segs[lo - 1];
+}
+
+/* Signal-safe. One word of the stack, if it lies in [lo, hi). */
+RECS_NO_SANITIZE static inline bool rd(uint64_t addr, uint64_t lo, uint64_t hi,
+                                       uint64_t *v)
+{
+    if (!recs__in_stack(addr, 8, lo, hi))
+        return false;
+    *v = *(const volatile uint64_t *)(uintptr_t)addr;
+    return true;
+}
+
+/* Signal-safe. */
+unsigned recs__uw_keep_code(const recs_uw_set *set, uint64_t *frames,
+                            unsigned n)
+{
+    if (!set)
+        return n;
+    for (unsigned i = 0; i < n; i++)
+        if (frames[i] == 0 || !recs__uw_find(set, frames[i] - 1))
+            return i;
+    return n;
+}
+
+#if defined(__x86_64__)
+#define UC_REG(r) \
+    (offsetof(ucontext_t, uc_mcontext.gregs) + (r) * sizeof(greg_t))
+
+/* Signal-safe. */
+RECS_NO_SANITIZE unsigned recs__uw_walk(const recs_uw_set *set, uint64_t pc,
+                       uint64_t sp, uint64_t fp, uint64_t lo, uint64_t hi,
+                       uint64_t *out, unsigned max, bool *truncated,
+                       bool *root)
+{
+    unsigned n = 0;
+    bool exact = true;          /* pc is an interrupted pc, not a return */
+
+    *truncated = *root = false;
+    if (!set)
+        return recs__fp_walk(fp, sp, hi, out, max, truncated);
+    /* Each step moves sp strictly up the bounded stack, and at most max
+     * frames are written: the loop ends. The bound below only caps the
+     * cost of trampolines that emit nothing. */
+    for (unsigned steps = 0; steps < max + 64; steps++) {
+        uint64_t look = exact ? pc : pc - 1;
+        const recs_uw_seg *seg = recs__uw_find(set, look);
+        const recs_uw_row *row =
+            seg ? recs__uw_lookup(seg->tab, look - seg->bias) : NULL;
+        unsigned kind = row ? row->flags & RECS_UW_KIND : RECS_UW_NONE;
+        uint64_t ra, nsp, nfp = fp, cfa;
+
+        if (row && (row->flags & RECS_UW_OUTER)) {
+            *root = true;
+            break;
+        }
+        if (kind == RECS_UW_SIGNAL) {
+            /* __restore_rt: sp is the ucontext the kernel pushed. The pc
+             * found there was interrupted, not called: recorded as pc + 1
+             * so that the return-address lookup (pc - 1) lands on it. */
+            if (!rd(sp + UC_REG(REG_RIP), lo, hi, &ra) ||
+                !rd(sp + UC_REG(REG_RSP), lo, hi, &nsp) ||
+                !rd(sp + UC_REG(REG_RBP), lo, hi, &nfp))
+                break;
+            if (nsp <= sp || !recs__uw_find(set, ra))
+                break;
+            if (n == max) {
+                *truncated = true;
+                break;
+            }
+            out[n++] = ra + 1;
+            pc = ra;
+            sp = nsp;
+            fp = nfp;
+            exact = true;
+            continue;
+        }
+        if (kind == RECS_UW_SP || kind == RECS_UW_FP) {
+            if (kind == RECS_UW_FP && fp == 0)
+                break;
+            cfa = (kind == RECS_UW_SP ? sp : fp) +
+                  (uint64_t)(int64_t)row->cfa_off;
+            if (!rd(cfa + (uint64_t)(int64_t)row->ra_off, lo, hi, &ra))
+                break;
+            if (row->flags & RECS_UW_FP_SAVED) {
+                uint64_t at = cfa + (uint64_t)(int64_t)row->fp_off;
+                /* A slot below sp was popped already (compilers do not
+                 * restore the rule in epilogues): rbp holds the caller's
+                 * value, and the slot may lie under our signal frame. */
+                if (at >= sp && !rd(at, lo, hi, &nfp))
+                    break;
+            } else if (row->flags & RECS_UW_FP_LOST) {
+                nfp = 0;
+            }
+            nsp = cfa;
+        } else {
+            /* No CFI here (code without it, PLT stubs, expressions): the
+             * frame-pointer rule. */
+            if (fp < sp || (fp & 7) || !rd(fp, lo, hi, &nfp) ||
+                !rd(fp + 8, lo, hi, &ra))
+                break;
+            nsp = fp + 16;
+        }
+        if (nsp <= sp || ra == 0)
+            break;
+        /* A return address must point just after a call in known code. */
+        if (!recs__uw_find(set, ra - 1))
+            break;
+        if (n == max) {
+            *truncated = true;
+            break;
+        }
+        out[n++] = ra;
+        pc = ra;
+        sp = nsp;
+        fp = nfp;
+        exact = false;
+    }
+    return n;
+}
+#else
+/* Signal-safe. CFI tables are built for x86-64 only: elsewhere the walk
+ * is the frame-pointer one, its return addresses checked. */
+unsigned recs__uw_walk(const recs_uw_set *set, uint64_t pc, uint64_t sp,
+                       uint64_t fp, uint64_t lo, uint64_t hi,
+                       uint64_t *out, unsigned max, bool *truncated,
+                       bool *root)
+{
+    unsigned n;
+
+    (void)pc;
+    (void)lo;
+    *root = false;
+    n = recs__fp_walk(fp, sp, hi, out, max, truncated);
+    return recs__uw_keep_code(set, out, n);
+}
+#endif

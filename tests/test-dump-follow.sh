@@ -1,0 +1,160 @@
+#!/bin/sh
+# rec-dump --follow on the file rec-start writes: started before the file
+# exists (across rotations and an exec), started after the program ended,
+# a program killed (SIGKILL) at varying moments (the follower ends with a
+# message, having printed exactly what a post-mortem rec-dump prints), a
+# follower stopped with SIGINT and resumed from its --position-file
+# (nothing lost, nothing repeated), --from-end and option checks.
+# Every wait is for an observable state, bounded only against a hang.
+. "${top_srcdir:-$(dirname "$0")/..}/tests/tools-tap.sh"
+if [ ! -x "$REC_START" ] || [ ! -x "$REC_DUMP" ]; then
+    skip_all "tools not built"
+fi
+cd "$TMP" || exit 99
+# fewer kill rounds under the sanitizers (2-5x slower)
+KILLS=${FOLLOW_KILLS:-10}
+if ldd "$REC_DUMP" 2>/dev/null | grep -q libasan ||
+   ldd "$top_builddir/tools/.libs/rec-dump" 2>/dev/null | grep -q libasan; then
+    KILLS=3
+fi
+
+# wait_for COMMAND...: until it succeeds (at most ~60 s).
+wait_for() {
+    _i=0
+    until "$@"; do
+        _i=$((_i + 1))
+        [ $_i -lt 1200 ] || return 1
+        sleep 0.05
+    done
+}
+has_lines() { [ -s "$1" ]; }
+
+# 1. before the file exists, across rotations and an exec()
+"$REC_DUMP" --follow --stall-timeout 60s "$TMP/a.rec" >a.out 2>err &
+fpid=$!
+# shellcheck disable=SC2016 # $0 is for the inner shell
+"$REC_START" -q --flush-interval 100ms --max-chunk-size 8k -o "$TMP/a.rec" \
+    sh -c 'exec "$0" 0.3' "$WORKLOADS/demo" >/dev/null 2>start.err
+wait $fpid
+st=$?
+expect_status 0 "follower started before rec-start ends cleanly"
+"$REC_DUMP" --ndjson a.rec >a.post 2>/dev/null
+chunks=$("$REC_SUMMARY" a.rec 2>/dev/null | sed -n 's/^ *Chunks: *//p')
+[ -s a.out ] && cmp -s a.out a.post
+ok $? "it printed every event, as a post-mortem rec-dump does ($(wc -l <a.out) lines, $chunks chunks)"
+[ "${chunks:-0}" -gt 1 ]
+ok $? "the recording rotated while followed"
+
+# 2. after the program ended
+"$REC_DUMP" --follow a.rec >b.out 2>err
+st=$?
+expect_status 0 "follower started after the recording was finished"
+[ -s b.out ] && cmp -s b.out a.post
+ok $? "same events"
+"$REC_DUMP" --follow --events CPUTimeSample a.rec >c.out 2>/dev/null
+"$REC_DUMP" --ndjson --events CPUTimeSample a.rec >c.post 2>/dev/null
+[ -s c.out ] && cmp -s c.out c.post
+ok $? "--events applies"
+
+# 3. the program killed at varying moments
+good=0
+i=0
+while [ $i -lt "$KILLS" ]; do
+    i=$((i + 1))
+    rm -f k.rec k.pid
+    "$REC_DUMP" --follow --stall-timeout 60s "$TMP/k.rec" >k.out 2>k.err &
+    fpid=$!
+    # shellcheck disable=SC2016 # $$ and $0 are the inner shell's
+    "$REC_START" -q --flush-interval 50ms --max-chunk-size 16k -o "$TMP/k.rec" \
+        sh -c 'echo $$ >k.pid; exec "$0" -s 5' "$WORKLOADS/budget" \
+        >/dev/null 2>/dev/null &
+    spid=$!
+    wait_for has_lines k.out
+    wait_for test -s k.pid
+    # a different moment each round: 0..4 more flush intervals
+    sleep "0.$(( (i * 37) % 5 ))"
+    kill -KILL "$(cat k.pid)" || diag "round $i: no program to kill"
+    { wait $spid; } 2>/dev/null
+    wait $fpid
+    fst=$?
+    "$REC_DUMP" --ndjson k.rec >k.post 2>k.perr
+    # Killed inside exec() (between the closed recording of sh and the
+    # one of the new image), the recording is closed: a clean end then,
+    # as the post-mortem rec-dump (no warning) agrees.
+    if cmp -s k.out k.post &&
+       { { [ $fst -eq 1 ] && grep -q "writer (pid [0-9]*) is gone" k.err; } ||
+         { [ $fst -eq 0 ] && [ ! -s k.err ] && [ ! -s k.perr ]; }; }; then
+        good=$((good + 1))
+    else
+        diag "round $i: exit $fst, $(wc -l <k.out) lines printed, $(wc -l <k.post) post-mortem"
+        diag_file k.err 3
+    fi
+done
+[ $good -eq "$KILLS" ]
+ok $? "program killed $KILLS times: the follower ended with a message and printed exactly the flushed events each time ($good)"
+
+# 4. stop with SIGINT, resume from the position file
+rm -f p.rec p.pos
+"$REC_DUMP" --follow --position-file p.pos "$TMP/p.rec" >p1.out 2>err &
+fpid=$!
+"$REC_START" -q --flush-interval 50ms --max-chunk-size 8k -o "$TMP/p.rec" \
+    "$WORKLOADS/budget" -s 2 >/dev/null 2>/dev/null &
+spid=$!
+wait_for has_lines p1.out
+kill -INT $fpid
+wait $fpid
+st=$?
+expect_status 0 "a follower stopped with SIGINT"
+[ -s p.pos ]
+ok $? "it saved its position ($(cat p.pos 2>/dev/null))"
+"$REC_DUMP" --follow --position-file p.pos "$TMP/p.rec" >p2.out 2>err
+st=$?
+wait $spid
+expect_status 0 "a follower resumed from the position file"
+"$REC_DUMP" --ndjson p.rec >p.post 2>/dev/null
+cat p1.out p2.out >p.all
+[ -s p2.out ] && cmp -s p.all p.post
+ok $? "the two runs printed every event once ($(wc -l <p1.out) + $(wc -l <p2.out) lines, $(wc -l <p.post) in the file)"
+
+# 5. --from-end on a finished recording prints nothing; options
+"$REC_DUMP" --follow --from-end a.rec >e.out 2>err
+st=$?
+expect_status 0 "--from-end on a finished recording"
+[ ! -s e.out ]
+ok $? "printed nothing"
+"$REC_DUMP" --from-end a.rec >/dev/null 2>err
+st=$?
+expect_status 2 "--from-end without --follow is a usage error"
+"$REC_DUMP" --follow a.rec b.rec >/dev/null 2>err
+st=$?
+expect_status 2 "--follow takes one file"
+echo "not a position" >bad.pos
+"$REC_DUMP" --follow --position-file bad.pos a.rec >/dev/null 2>err
+st=$?
+expect_status 1 "a bad position file"
+grep -q "not a saved position" err
+ok $? "is reported as such"
+"$REC_START" -q --flush-interval 5ms -o "$TMP/x.rec" true >/dev/null 2>err
+st=$?
+expect_status 2 "rec-start refuses a flush interval the sampler would refuse"
+
+# 6. rec-cpu --follow: per-interval JSON objects whose samples add up to
+# the recording's
+REC_CPU=$top_builddir/tools/rec-cpu
+if [ -x "$REC_CPU" ] && command -v jq >/dev/null; then
+    "$REC_CPU" --follow --json --interval 100ms a.rec >cpu.out 2>err
+    st=$?
+    expect_status 0 "rec-cpu --follow --json on a finished recording"
+    want=$(grep -c '"type":"CPUTimeSample"' a.post)
+    got=$(jq -s '[.[].threads[].samples] | add // 0' cpu.out 2>/dev/null)
+    [ "$want" -gt 0 ] && [ "$got" = "$want" ]
+    ok $? "its intervals count every sample ($got of $want)"
+    "$REC_CPU" --follow --interval 100ms a.rec >cpu.txt 2>err
+    grep -q "HOTTEST" cpu.txt && ! grep -q "$(printf '\033')" cpu.txt
+    ok $? "plain lines when stdout is not a terminal"
+else
+    skip "rec-cpu or jq missing"
+    skip "rec-cpu or jq missing"
+fi
+
+done_testing

@@ -1,0 +1,151 @@
+#!/bin/sh
+# The CFI stack walker on programs built without frame pointers: exact
+# chains down to the thread's root, a sample inside the program's own
+# signal handler, a stack pointer that cannot be trusted, a library loaded
+# and unloaded in a loop while sampling at 1 ms, and the module+0xSTART
+# names of a stripped library (and their offline resolution by
+# rec-dump --debug-dir).
+. "${top_srcdir:-$(dirname "$0")/..}/tests/tools-tap.sh"
+[ -x "$REC_START" ] || skip_all "rec-start not built"
+command -v jq >/dev/null 2>&1 || skip_all "jq not installed"
+[ -x "$REC_DUMP" ] || skip_all "rec-dump not built"
+case $(uname -m) in
+x86_64) ;;
+*) skip_all "CFI tables are built for x86-64 only" ;;
+esac
+cd "$TMP" || exit 99
+
+# Shorter runs under the sanitizers (the sampler is instrumented).
+secs=0.5
+iters=300
+if ldd "$top_builddir/libsampler/.libs/librecsampler.so" 2>/dev/null | grep -q libasan; then
+    secs=0.3
+fi
+
+# record NAME REC-START-OPTIONS... -- PROGRAM ARGS: $TMP/NAME.tsv holds
+# thread <TAB> failed <TAB> functions innermost first.
+record() {
+    _name=$1
+    shift
+    "$REC_START" -q -o "$TMP/$_name.rec" --throttle 1ms "$@" >"$TMP/out" 2>"$TMP/err"
+    st=$?
+    expect_status 0 "$_name recorded"
+    "$REC_DUMP" --ndjson --stack-depth 0 --events CPUTimeSample \
+        "$TMP/$_name.rec" >"$TMP/$_name.ndjson" 2>"$TMP/err"
+    jq -r '[.eventThread.name // "?", (.failed | tostring),
+            ((.stackTrace.frames // []) | map(.function // "?") | join(" "))] | @tsv' \
+        "$TMP/$_name.ndjson" >"$TMP/$_name.tsv"
+}
+
+# check_chain FILE THREAD TOP PATTERN [MIN%]: of the samples of THREAD whose
+# top frame is TOP, MIN% (99) match the awk regular expression PATTERN.
+check_chain() {
+    awk -F '\t' -v t="$2" -v top="$3" -v want="$4" -v min="${5:-99}" '
+        ($1 == t || t == "*") && $2 == "false" {
+            split($3, f, " ")
+            if (f[1] != top) next
+            n++
+            if ($3 ~ want) good++
+            else if (bad++ < 5) print "# unexpected: " $3
+        }
+        END {
+            printf "# %s: %d samples in %s, %d match\n", t, n, top, good
+            exit !(n >= 10 && good >= min / 100 * n)
+        }' "$TMP/$1.tsv"
+    ok $? "$2: >= ${5:-99}% of samples in $3 match: $4"
+}
+
+# 1. The known chains, built with -fomit-frame-pointer, down to the root
+#    (_start for the main thread, clone for the others).
+record nofp -- "$WORKLOADS/stacks-nofp" $secs
+root='( _start| (__)?clone3?)$'
+check_chain nofp stk-main stk_c "^stk_c stk_b stk_a main "
+check_chain nofp stk-leaf stk_leaf "^stk_leaf stk_leaf_parent stk_leaf_thread "
+rec8=" stk_rec stk_rec stk_rec stk_rec stk_rec stk_rec stk_rec stk_rec"
+check_chain nofp stk-rec stk_rec_bottom "^stk_rec_bottom$rec8 stk_rec_thread "
+check_chain nofp stk-main stk_c "$root"
+check_chain nofp stk-rec stk_rec_bottom "$root"
+"$REC_DUMP" --events RecordingSettings "$TMP/nofp.rec" 2>/dev/null |
+    jq -e '[.. | objects | select(has("unwinder")) | .unwinder] | .[0] == "cfi"' \
+    >/dev/null
+ok $? "RecordingSettings.unwinder is cfi by default"
+
+# The frame-pointer walker is still there to compare with.
+record nofp-fp --stack-walker fp -- "$WORKLOADS/stacks" $secs
+check_chain nofp-fp stk-main stk_c "^stk_c stk_b stk_a main"
+"$REC_START" -q -o "$TMP/x.rec" --stack-walker dwarf -- /bin/true 2>"$TMP/err"
+st=$?
+expect_status 2 "--stack-walker dwarf is a usage error"
+
+# 2. A sample inside the program's signal handler shows the code the
+#    signal interrupted below the trampoline.
+record sig -- "$WORKLOADS/unwind-sig" $secs
+check_chain sig unwind-sig usig_burn \
+    "^usig_burn usig_handler [^ ]+( [^ ]+)* usig_spin main "
+
+# 3. Stack pointer in the heap (failed samples), then on random words of
+#    the stack (short samples): no crash, with either walker.
+for w in cfi fp; do
+    record bad-$w --stack-walker $w -- "$WORKLOADS/unwind-bad" 0.2
+    failed=$(awk -F '\t' '$2 == "true"' "$TMP/bad-$w.tsv" | wc -l)
+    short=$(awk -F '\t' '$2 == "false" && $3 ~ /^bad_spin/ { n++; if (split($3, f, " ") > 3) long++ }
+        END { print (n > 0 && long + 0 == 0) ? "ok" : n "/" long + 0 }' "$TMP/bad-$w.tsv")
+    [ "$failed" -gt 0 ] && [ "$short" = ok ]
+    ok $? "$w: corrupt stack pointer: $failed failed samples, short stacks ($short)"
+done
+
+# 4. dlopen/dlclose in a loop while sampling at 1 ms: every frame in the
+#    library is named right; the chains are complete but for the samples
+#    taken before the library's table was built (one per load the sampler
+#    thread had not seen yet, typically one in all).
+record dl -- "$WORKLOADS/unwind-dl" "$WORKLOADS/.libs/libunwdl.so" $iters
+jq -r '.stackTrace.frames[]? | select(.module // "" | endswith("/libunwdl.so")) |
+       .function // "?"' "$TMP/dl.ndjson" | sort | uniq -c >"$TMP/dl-names"
+n_in=$(awk '{ n += $1 } END { print n + 0 }' "$TMP/dl-names")
+n_bad=$(awk '$2 != "unwdl_inner" && $2 != "unwdl_burn" && $2 != "cpu_ns" && $2 !~ /@plt$/ { n += $1 } END { print n + 0 }' "$TMP/dl-names")
+diag_file "$TMP/dl-names"
+[ "$n_in" -ge 10 ] && [ "$n_bad" -eq 0 ]
+ok $? "dlopen loop: $n_in frames in the library, $n_bad misnamed"
+check_chain dl unwind-dl unwdl_inner "^unwdl_inner unwdl_burn unwdl_loop main " 80
+
+# 5. A stripped library: functions named module+0xSTART, START the
+#    function's address in the unstripped copy.
+lib="$WORKLOADS/.libs/libunws.so"
+if command -v strip >/dev/null 2>&1 && command -v nm >/dev/null 2>&1; then
+    strip -o "$TMP/libunws.so" "$lib"
+    leaf=$(nm "$lib" | awk '$3 == "unws_leaf" { sub(/^0+/, "", $1); print $1 }')
+    mid=$(nm "$lib" | awk '$3 == "unws_mid" { sub(/^0+/, "", $1); print $1 }')
+    record strip -- "$WORKLOADS/unws-main" "$TMP/libunws.so" $secs
+    check_chain strip unws-main "libunws.so+0x$leaf" \
+        "^libunws[.]so[+]0x$leaf libunws[.]so[+]0x$mid unws_run main " 95
+    if [ -n "$(nm "$TMP/libunws.so" 2>&1 | grep unws_leaf)" ]; then
+        ok 1 "the copy is stripped"
+    fi
+    # 6. Offline: the debug file by build-id under --debug-dir.
+    if command -v objcopy >/dev/null 2>&1; then
+        bid=$(jq -r 'select(.module) | .module | select(.path | endswith("libunws.so")) | .buildId' \
+            "$TMP/strip.ndjson" 2>/dev/null | head -1)
+        if [ -z "$bid" ]; then
+            "$REC_DUMP" --ndjson --events ModuleLoad "$TMP/strip.rec" >"$TMP/mods.ndjson"
+            bid=$(jq -r '.module | select(.path | endswith("libunws.so")) | .buildId' \
+                "$TMP/mods.ndjson" | head -1)
+        fi
+        d=$(echo "$bid" | cut -c1-2)
+        rest=$(echo "$bid" | cut -c3-)
+        mkdir -p "$TMP/dbg/.build-id/$d"
+        objcopy --only-keep-debug "$lib" "$TMP/dbg/.build-id/$d/$rest.debug"
+        "$REC_DUMP" --ndjson --stack-depth 0 --events CPUTimeSample \
+            --debug-dir "$TMP/dbg" "$TMP/strip.rec" >"$TMP/strip2.ndjson" 2>"$TMP/err"
+        ok $? "rec-dump --debug-dir reads it"
+        jq -r '[.eventThread.name // "?", (.failed | tostring),
+                ((.stackTrace.frames // []) | map(.function // "?") | join(" "))] | @tsv' \
+            "$TMP/strip2.ndjson" >"$TMP/strip2.tsv"
+        check_chain strip2 unws-main unws_leaf "^unws_leaf unws_mid unws_run main " 95
+    else
+        skip "objcopy not installed"
+    fi
+else
+    skip "strip/nm not installed"
+fi
+
+done_testing

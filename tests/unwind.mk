@@ -1,0 +1,43 @@
+# tests for the CFI unwinder: the table builder and walk (unit), and
+# workloads built without frame pointers run under rec-start.
+check_PROGRAMS += tests/test-unwind-table
+tests_test_unwind_table_SOURCES = tests/test-unwind-table.c libsampler/unwind-build.c \
+	libsampler/unwind-walk.c libsampler/fpwalk.c libsampler/unwind.h
+tests_test_unwind_table_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests
+
+# Workloads as Debian builds its packages: -O2, no frame pointers.
+NOFP_CFLAGS = $(WARN_CFLAGS) $(PTHREAD_CFLAGS) -O2 -g -fomit-frame-pointer \
+	-fno-optimize-sibling-calls
+noinst_PROGRAMS += tests/workloads/stacks-nofp tests/workloads/unwind-sig \
+	tests/workloads/unwind-dl tests/workloads/unws-main \
+	tests/workloads/unwind-bad
+tests_workloads_unwind_bad_SOURCES = tests/workloads/unwind-bad.c
+tests_workloads_unwind_bad_CFLAGS = $(NOFP_CFLAGS)
+tests_workloads_unwind_bad_LDFLAGS =
+tests_workloads_stacks_nofp_SOURCES = tests/workloads/stacks.c
+tests_workloads_stacks_nofp_CFLAGS = $(NOFP_CFLAGS)
+tests_workloads_stacks_nofp_LDFLAGS =
+tests_workloads_stacks_nofp_LDADD = $(PTHREAD_LIBS)
+tests_workloads_unwind_sig_SOURCES = tests/workloads/unwind-sig.c
+tests_workloads_unwind_sig_CFLAGS = $(NOFP_CFLAGS)
+tests_workloads_unwind_sig_LDFLAGS =
+tests_workloads_unwind_dl_SOURCES = tests/workloads/unwind-dl.c
+tests_workloads_unwind_dl_CFLAGS = $(NOFP_CFLAGS)
+tests_workloads_unwind_dl_LDFLAGS =
+tests_workloads_unwind_dl_LDADD = -ldl
+tests_workloads_unws_main_SOURCES = tests/workloads/unws-main.c
+tests_workloads_unws_main_CFLAGS = $(NOFP_CFLAGS)
+tests_workloads_unws_main_LDFLAGS =
+tests_workloads_unws_main_LDADD = -ldl
+# Loaded by the workloads above (the test strips a copy of libunws).
+check_LTLIBRARIES += tests/workloads/libunwdl.la tests/workloads/libunws.la
+tests_workloads_libunwdl_la_SOURCES = tests/workloads/unwdl-lib.c
+tests_workloads_libunwdl_la_CFLAGS = $(NOFP_CFLAGS)
+tests_workloads_libunwdl_la_LDFLAGS = -module -avoid-version -rpath /nowhere
+tests_workloads_libunws_la_SOURCES = tests/workloads/unws-lib.c
+tests_workloads_libunws_la_CFLAGS = $(NOFP_CFLAGS)
+tests_workloads_libunws_la_LDFLAGS = -module -avoid-version -rpath /nowhere \
+	-Wl,--build-id
+
+TESTS += tests/test-unwind-table tests/test-unwind.sh
+dist_check_SCRIPTS += tests/test-unwind.sh

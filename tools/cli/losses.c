@@ -1,0 +1,235 @@
+/*
+ * tools/losses.c - where the CPU time without stacks went, by reason, for
+ * the one-line verdict rec-start and rec-summary print: the CPU time of
+ * the recording is what the samples stand for (their periods) plus what
+ * was counted lost; the share without a stack is the lost time plus the
+ * periods of the samples whose stack could not be taken. The top reasons
+ * are named with their share and how many threads they hit, so that the
+ * user learns why (threads that block signals, threads too short for the
+ * timer tick...) without reading the recording.
+ */
+#include <config.h>
+#include "losses.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_REASONS 16
+
+struct reason {
+    char name[24];
+    uint64_t ns;
+    uint64_t *tids;            /* threads it hit (duplicates until sorted) */
+    size_t ntids, ctids;
+};
+
+struct cli_losses {
+    uint64_t total_ns, nostack_ns;
+    struct reason r[MAX_REASONS];
+    size_t nr;
+    /* Field indexes of the last event type seen. */
+    const rec_type *type;
+    long thread, period, failed, stack, lost_time, reason;
+    int kind;                  /* 0 other, 1 sample, 2 lost */
+};
+
+/* What each reason means to a user (libsampler(3) has the details). */
+static const struct {
+    const char *name, *what;
+} meanings[] = {
+    { "blocked", "threads blocking the sampling signal" },
+    { "undelivered", "timer expiries never signalled, short or "
+      "time-sliced threads" },
+    { "unsafe", "signals where no stack can be taken" },
+    { "queue-full", "full sample queues" },
+    { "queue-busy", "busy sample queues" },
+    { "timer-failed", "threads without a CPU-time timer" },
+    { "untracked", "threads started before sampling" },
+    { "failed", "stack walks that failed" },
+};
+
+static const char *meaning(const char *name)
+{
+    for (size_t i = 0; i < sizeof meanings / sizeof meanings[0]; i++)
+        if (!strcmp(meanings[i].name, name))
+            return meanings[i].what;
+    return "lost samples";
+}
+
+cli_losses *cli_losses_new(void)
+{
+    return calloc(1, sizeof(cli_losses));
+}
+
+void cli_losses_free(cli_losses *l)
+{
+    if (!l)
+        return;
+    for (size_t i = 0; i < l->nr; i++)
+        free(l->r[i].tids);
+    free(l);
+}
+
+static void cache(cli_losses *l, const rec_type *t)
+{
+    const char *name = rec_type_name(t);
+
+    l->type = t;
+    l->kind = !strcmp(name, "CPUTimeSample") ? 1 :
+              !strcmp(name, "CPUTimeSampleLost") ? 2 : 0;
+    l->thread = rec_type_field_index(t, "eventThread");
+    l->period = rec_type_field_index(t, "samplingPeriod");
+    l->failed = rec_type_field_index(t, "failed");
+    l->stack = rec_type_field_index(t, "stackTrace");
+    l->lost_time = rec_type_field_index(t, "lostTime");
+    l->reason = rec_type_field_index(t, "reason");
+}
+
+/* The event's values read in place: this runs for every event. */
+static uint64_t get_u(const rec_value *vals, long f)
+{
+    if (f < 0)
+        return 0;
+    return vals[f].kind == REC_UINT ? vals[f].v.u :
+           vals[f].kind == REC_BOOL ? vals[f].v.b : 0;
+}
+
+static uint64_t tid_of(const rec_value *vals, long f)
+{
+    rec_value v;
+    const rec_type *t;
+    long i;
+
+    if (f < 0 || (v = vals[f]).kind != REC_REF ||
+        !v.v.ref.entry || !(t = rec_entry_type(v.v.ref.entry)) ||
+        (i = rec_type_field_index(t, "osThreadId")) < 0 ||
+        rec_entry_get(v.v.ref.entry, (size_t)i, &v) != 0 || v.kind != REC_UINT)
+        return 0;
+    return v.v.u;
+}
+
+static struct reason *reason_of(cli_losses *l, const char *name, size_t len)
+{
+    if (len >= sizeof l->r[0].name)
+        len = sizeof l->r[0].name - 1;
+    for (size_t i = 0; i < l->nr; i++)
+        if (strlen(l->r[i].name) == len && !memcmp(l->r[i].name, name, len))
+            return &l->r[i];
+    if (l->nr == MAX_REASONS)
+        return NULL;
+    memcpy(l->r[l->nr].name, name, len);
+    l->r[l->nr].name[len] = '\0';
+    return &l->r[l->nr++];
+}
+
+static void hit(cli_losses *l, const char *name, size_t len, uint64_t ns,
+                uint64_t tid)
+{
+    struct reason *r = reason_of(l, name, len);
+
+    l->nostack_ns += ns;
+    if (!r)
+        return;
+    r->ns += ns;
+    if (r->ntids && r->tids[r->ntids - 1] == tid)
+        return;
+    if (r->ntids == r->ctids) {
+        size_t nc = r->ctids ? r->ctids * 2 : 16;
+        uint64_t *n = realloc(r->tids, nc * sizeof *n);
+        if (!n)
+            return;
+        r->tids = n;
+        r->ctids = nc;
+    }
+    r->tids[r->ntids++] = tid;
+}
+
+void cli_losses_event(cli_losses *l, const rec_event *ev)
+{
+    const rec_type *t = rec_event_type(ev);
+    const rec_value *vals;
+    rec_value v;
+
+    if (!t)
+        return;
+    if (t != l->type)
+        cache(l, t);
+    if (!l->kind || !(vals = rec_event_values(ev)))
+        return;
+    if (l->kind == 1) {
+        uint64_t p = get_u(vals, l->period);
+        bool nostack = get_u(vals, l->failed) || l->stack < 0 ||
+            vals[l->stack].kind != REC_REF || !vals[l->stack].v.ref.entry;
+        l->total_ns += p;
+        if (nostack)
+            hit(l, "failed", 6, p, tid_of(vals, l->thread));
+    } else {
+        uint64_t ns = get_u(vals, l->lost_time);
+        const char *name = "none given";
+        size_t len = 10;
+        l->total_ns += ns;
+        if (l->reason >= 0 && (v = vals[l->reason]).kind == REC_REF &&
+            v.v.ref.entry &&
+            rec_entry_get(v.v.ref.entry, 0, &v) == 0 && v.kind == REC_STRING) {
+            name = v.v.str.s;
+            len = v.v.str.len;
+        }
+        if (ns)
+            hit(l, name, len, ns, tid_of(vals, l->thread));
+    }
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static size_t distinct(const struct reason *r)
+{
+    size_t n = 0;
+
+    qsort(r->tids, r->ntids, sizeof *r->tids, cmp_u64);
+    for (size_t i = 0; i < r->ntids; i++)
+        n += i == 0 || r->tids[i] != r->tids[i - 1];
+    return n;
+}
+
+char *cli_losses_line(const cli_losses *l, char *buf, size_t size)
+{
+    const struct reason *top[3] = { 0 };
+    size_t ntop = 0, off;
+    double share;
+
+    buf[0] = '\0';
+    /* More than 1% without a stack. */
+    if (!l->total_ns || l->nostack_ns * 100 <= l->total_ns)
+        return buf;
+    share = 100.0 * (double)l->nostack_ns / (double)l->total_ns;
+    off = (size_t)snprintf(buf, size, "%.0f%% of CPU without stacks:", share);
+    for (size_t k = 0; k < 3; k++) {
+        const struct reason *best = NULL;
+        for (size_t i = 0; i < l->nr; i++) {
+            bool taken = false;
+            for (size_t j = 0; j < ntop; j++)
+                taken |= top[j] == &l->r[i];
+            if (!taken && l->r[i].ns && (!best || l->r[i].ns > best->ns))
+                best = &l->r[i];
+        }
+        if (!best)
+            break;
+        top[ntop++] = best;
+    }
+    for (size_t j = 0; j < ntop && off < size; j++) {
+        size_t nt = distinct(top[j]);
+        off += (size_t)snprintf(buf + off, size - off,
+                                "%s %.0f%% %s (%s, %zu thread%s)",
+                                j ? ";" : "",
+                                100.0 * (double)top[j]->ns / (double)l->total_ns,
+                                meaning(top[j]->name), top[j]->name, nt,
+                                nt == 1 ? "" : "s");
+    }
+    return buf;
+}

@@ -1,0 +1,23 @@
+/*
+ * tools/losses.h - where the CPU time without stacks went: the one place
+ * rec-start's closing line and rec-summary take their loss line from.
+ */
+#ifndef REC_TOOLS_LOSSES_H
+#define REC_TOOLS_LOSSES_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <rec/record.h>
+
+typedef struct cli_losses cli_losses;
+
+cli_losses *cli_losses_new(void);
+void cli_losses_free(cli_losses *l);
+/* Account one event (samples and lost samples; others are ignored). */
+void cli_losses_event(cli_losses *l, const rec_event *ev);
+/* The line to print ("35% of CPU without stacks: ..."), without newline,
+ * or an empty string when at most 1% of the CPU time has no stack.
+ * Returns buf. */
+char *cli_losses_line(const cli_losses *l, char *buf, size_t size);
+
+#endif

@@ -1,0 +1,313 @@
+/*
+ * tools/cpu-follow.c - rec-cpu --follow: a live per-thread view of a
+ * recording being written (like top -H, from the samples), refreshed
+ * every interval: CPU share of the interval, samples, lost samples and
+ * the function on top of most of the thread's stacks.
+ *
+ * On a terminal the view is redrawn in place; otherwise each interval is
+ * plain lines (or, with --json, one JSON object per line). Memory is
+ * bounded by the number of threads: per thread and interval at most
+ * HOT_SLOTS distinct functions are counted (the rest as "other").
+ */
+#include <config.h>
+
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rec/record.h>
+
+#include "cli.h"
+#include "cpu-follow.h"
+
+#define HOT_SLOTS 32
+
+struct hot {
+    char *fn;
+    uint64_t n;
+};
+
+struct thr {
+    uint64_t tid;
+    char *name;
+    uint64_t cpu_ns, samples, lost;     /* this interval */
+    uint64_t total_ns;
+    struct hot hot[HOT_SLOTS];
+    size_t nhot;
+};
+
+struct view {
+    struct thr *t;
+    size_t n, cap;
+    /* field indexes, per type pointer (they change with the schema) */
+    const rec_type *sample_t, *lost_t;
+    long s_thread, s_period, s_stack, l_thread, l_count;
+};
+
+static volatile sig_atomic_t stop_sig;
+static void on_stop(int sig) { stop_sig = sig; }
+
+/* The string a String reference (or an inline string) holds. */
+static bool str_of(const rec_value *v, const char **s, size_t *len)
+{
+    rec_value x;
+    if (v->kind == REC_STRING) {
+        *s = v->v.str.s;
+        *len = v->v.str.len;
+        return true;
+    }
+    if (v->kind == REC_REF && v->v.ref.entry &&
+        rec_entry_get(v->v.ref.entry, 0, &x) == 0 && x.kind == REC_STRING) {
+        *s = x.v.str.s;
+        *len = x.v.str.len;
+        return true;
+    }
+    return false;
+}
+
+static long field(const rec_entry *e, const char *name)
+{
+    const rec_type *t = rec_entry_type(e);
+    return t ? rec_type_field_index(t, name) : -1;
+}
+
+static struct thr *thread_of(struct view *v, const rec_value *tv,
+                             const cli_threads *filter)
+{
+    rec_value x;
+    if (tv->kind != REC_REF || !tv->v.ref.entry)
+        return NULL;
+    const rec_entry *e = tv->v.ref.entry;
+    long itid = field(e, "osThreadId"), iname = field(e, "name");
+    uint64_t tid = 0;
+    const char *name = NULL;
+    size_t nlen = 0;
+    if (itid >= 0 && rec_entry_get(e, (size_t)itid, &x) == 0 && x.kind == REC_UINT)
+        tid = x.v.u;
+    if (iname >= 0 && rec_entry_get(e, (size_t)iname, &x) == 0)
+        str_of(&x, &name, &nlen);
+    if (filter && !cli_threads_match(filter, tid, name, nlen))
+        return NULL;
+    for (size_t i = 0; i < v->n; i++)
+        if (v->t[i].tid == tid) {
+            if (name && (!v->t[i].name || strncmp(v->t[i].name, name, nlen) ||
+                         v->t[i].name[nlen])) {
+                free(v->t[i].name);     /* renamed */
+                v->t[i].name = strndup(name, nlen);
+            }
+            return &v->t[i];
+        }
+    if (v->n == v->cap) {
+        v->cap = v->cap ? 2 * v->cap : 16;
+        v->t = cli_xrealloc(v->t, v->cap * sizeof *v->t);
+    }
+    struct thr *t = &v->t[v->n++];
+    memset(t, 0, sizeof *t);
+    t->tid = tid;
+    t->name = name ? strndup(name, nlen) : NULL;
+    return t;
+}
+
+/* The function of the top frame of a StackTrace reference. */
+static bool top_function(const rec_value *sv, const char **s, size_t *len)
+{
+    rec_value fr, fn;
+    if (sv->kind != REC_REF || !sv->v.ref.entry)
+        return false;
+    long ifr = field(sv->v.ref.entry, "frames");
+    if (ifr < 0 || rec_entry_get(sv->v.ref.entry, (size_t)ifr, &fr) < 0 ||
+        fr.kind != REC_ARRAY || fr.v.array.n == 0)
+        return false;
+    const rec_value *top = &fr.v.array.items[0];
+    if (top->kind != REC_REF || !top->v.ref.entry)
+        return false;
+    long ifn = field(top->v.ref.entry, "function");
+    return ifn >= 0 && rec_entry_get(top->v.ref.entry, (size_t)ifn, &fn) == 0 &&
+           str_of(&fn, s, len);
+}
+
+static void count_hot(struct thr *t, const char *s, size_t len)
+{
+    for (size_t i = 0; i < t->nhot; i++)
+        if (strncmp(t->hot[i].fn, s, len) == 0 && !t->hot[i].fn[len]) {
+            t->hot[i].n++;
+            return;
+        }
+    if (t->nhot < HOT_SLOTS) {
+        t->hot[t->nhot].fn = strndup(s, len);
+        t->hot[t->nhot++].n = 1;
+    }
+}
+
+static void fold(struct view *v, const rec_event *ev, const cli_threads *filter)
+{
+    const rec_type *t = rec_event_type(ev);
+    const rec_value *vals = rec_event_values(ev);
+    if (!t || !vals)
+        return;
+    if (t != v->sample_t && t != v->lost_t) {
+        const char *n = rec_type_name(t);
+        if (n && strcmp(n, "CPUTimeSample") == 0) {
+            v->sample_t = t;
+            v->s_thread = rec_type_field_index(t, "eventThread");
+            v->s_period = rec_type_field_index(t, "samplingPeriod");
+            v->s_stack = rec_type_field_index(t, "stackTrace");
+        } else if (n && strcmp(n, "CPUTimeSampleLost") == 0) {
+            v->lost_t = t;
+            v->l_thread = rec_type_field_index(t, "eventThread");
+            v->l_count = rec_type_field_index(t, "lostSamples");
+        } else {
+            return;
+        }
+    }
+    if (t == v->sample_t) {
+        if (v->s_thread < 0)
+            return;
+        struct thr *th = thread_of(v, &vals[v->s_thread], filter);
+        if (!th)
+            return;
+        th->samples++;
+        if (v->s_period >= 0 && vals[v->s_period].kind == REC_UINT) {
+            th->cpu_ns += vals[v->s_period].v.u;
+            th->total_ns += vals[v->s_period].v.u;
+        }
+        const char *s;
+        size_t len;
+        if (v->s_stack >= 0 && top_function(&vals[v->s_stack], &s, &len))
+            count_hot(th, s, len);
+    } else if (t == v->lost_t && v->l_thread >= 0) {
+        struct thr *th = thread_of(v, &vals[v->l_thread], filter);
+        if (th && v->l_count >= 0 && vals[v->l_count].kind == REC_UINT)
+            th->lost += vals[v->l_count].v.u;
+    }
+}
+
+static const char *hottest(const struct thr *t)
+{
+    const struct hot *best = NULL;
+    for (size_t i = 0; i < t->nhot; i++)
+        if (!best || t->hot[i].n > best->n)
+            best = &t->hot[i];
+    return best ? best->fn : "-";
+}
+
+static int by_cpu(const void *a, const void *b)
+{
+    const struct thr *x = a, *y = b;
+    return x->cpu_ns < y->cpu_ns ? 1 : x->cpu_ns > y->cpu_ns ? -1 : 0;
+}
+
+/* Print the interval that ends now and start the next. */
+static void show(struct view *v, uint64_t interval_ns, double elapsed_s,
+                 enum cpu_follow_style style, FILE *out)
+{
+    cli_buf b = { 0 };
+    char line[512];
+    qsort(v->t, v->n, sizeof *v->t, by_cpu);
+    if (style == CPU_FOLLOW_JSON) {
+        snprintf(line, sizeof line, "{\"elapsed\":%.3f,\"intervalNs\":%llu,\"threads\":[",
+                 elapsed_s, (unsigned long long)interval_ns);
+        cli_buf_adds(&b, line);
+    } else {
+        if (style == CPU_FOLLOW_TTY)
+            cli_buf_adds(&b, "\033[H\033[J");
+        snprintf(line, sizeof line, "%9.1fs %8s %6s %8s %6s %-16s %s\n",
+                 elapsed_s, "TID", "CPU%",
+                 "SAMPLES", "LOST", "THREAD", "HOTTEST");
+        cli_buf_adds(&b, line);
+    }
+    size_t shown = 0;
+    for (size_t i = 0; i < v->n; i++) {
+        struct thr *t = &v->t[i];
+        if (!t->samples && !t->lost)
+            continue;
+        double share = 100.0 * (double)t->cpu_ns / (double)interval_ns;
+        if (style == CPU_FOLLOW_JSON) {
+            snprintf(line, sizeof line, "%s{\"tid\":%llu,\"cpuShare\":%.1f,"
+                     "\"cpuNs\":%llu,\"samples\":%llu,\"lost\":%llu,\"name\":",
+                     shown ? "," : "", (unsigned long long)t->tid, share,
+                     (unsigned long long)t->cpu_ns, (unsigned long long)t->samples,
+                     (unsigned long long)t->lost);
+            cli_buf_adds(&b, line);
+            const char *nm = t->name ? t->name : "";
+            cli_buf_add_json_string(&b, nm, strlen(nm));
+            cli_buf_adds(&b, ",\"hottest\":");
+            const char *h = hottest(t);
+            cli_buf_add_json_string(&b, h, strlen(h));
+            cli_buf_addc(&b, '}');
+        } else {
+            snprintf(line, sizeof line, "%10s %8llu %6.1f %8llu %6llu %-16.16s %.60s\n",
+                     "", (unsigned long long)t->tid, share,
+                     (unsigned long long)t->samples, (unsigned long long)t->lost,
+                     t->name ? t->name : "-", hottest(t));
+            cli_buf_adds(&b, line);
+        }
+        shown++;
+    }
+    if (style == CPU_FOLLOW_JSON)
+        cli_buf_adds(&b, "]}\n");
+    cli_buf_flush(&b, out);
+    fflush(out);
+    cli_buf_free(&b);
+    for (size_t i = 0; i < v->n; i++) {
+        struct thr *t = &v->t[i];
+        for (size_t k = 0; k < t->nhot; k++)
+            free(t->hot[k].fn);
+        t->nhot = 0;
+        t->cpu_ns = t->samples = t->lost = 0;
+    }
+}
+
+int cpu_follow(const char *prog, const char *path, uint64_t interval_ns,
+               enum cpu_follow_style style, const cli_threads *filter, FILE *out)
+{
+    rec_follow_options fo;
+    rec_follow *f;
+    const rec_event *ev;
+    struct view v = { 0 };
+    int rc;
+    rec_follow_options_init(&fo);
+    if ((rc = rec_follow_open(&f, path, &fo)) < 0) {
+        cli_error(prog, "%s: %s", path, rec_strerror(rc));
+        return CLI_EXIT_DATA;
+    }
+    struct sigaction sa = { .sa_handler = on_stop };
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    uint64_t t0 = rec_now_ns(), next = t0 + interval_ns;
+    while (!stop_sig) {
+        uint64_t now = rec_now_ns();
+        if (now >= next) {
+            show(&v, interval_ns, (double)(now - t0) / 1e9, style, out);
+            next += interval_ns * ((now - next) / interval_ns + 1);
+        }
+        int wait_ms = (int)((next - now + 999999) / 1000000);
+        rc = rec_follow_next(f, &ev, wait_ms);
+        if (rc == REC_EAGAIN)
+            continue;
+        if (rc <= 0)
+            break;
+        fold(&v, ev, filter);
+    }
+    /* what the last, partial interval saw */
+    show(&v, interval_ns, (double)(rec_now_ns() - t0) / 1e9, style, out);
+    int status = CLI_EXIT_OK;
+    if (!stop_sig && rc < 0) {
+        const char *m = rec_follow_message(f);
+        cli_error(prog, "%s", m ? m : rec_strerror(rc));
+        status = CLI_EXIT_DATA;
+    }
+    rec_follow_close(f);
+    for (size_t i = 0; i < v.n; i++)
+        free(v.t[i].name);
+    free(v.t);
+    if (ferror(out)) {
+        cli_error(prog, "output: %s", strerror(errno));
+        status = CLI_EXIT_DATA;
+    }
+    return status;
+}

@@ -1,0 +1,564 @@
+/*
+ * tools/export/export-profile.c - fold recordings into the export profile
+ * (tools/export/export.h): distinct frames and stacks, CPU time per thread and
+ * stack, with failed and lost CPU as pseudo-stacks.
+ *
+ * Like rec-cpu, field indexes are resolved by name from each chunk's
+ * metadata, and caches keyed by entry pointers are emptied when the chunk
+ * changes (pointers are only valid within a chunk).
+ */
+#include <config.h>
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rec/record.h>
+
+#include "export.h"
+
+/* ---- interned uint32 sequences -------------------------------------- */
+
+static uint64_t seq_hash(const uint32_t *w, size_t n)
+{
+    uint64_t h = 0xcbf29ce484222325ull ^ n;
+    for (size_t i = 0; i < n; i++) {
+        h ^= w[i];
+        h *= 0x100000001b3ull;
+        h ^= h >> 29;
+    }
+    return h;
+}
+
+void xp_seqtab_free(xp_seqtab *t)
+{
+    free(t->words);
+    free(t->off);
+    free(t->hash);
+    free(t->slots);
+    memset(t, 0, sizeof *t);
+}
+
+/* Id of w[0..n), added if new; negative REC_E* on failure. */
+long xp_seqtab_intern(xp_seqtab *t, const uint32_t *w, size_t n)
+{
+    if ((t->n + 1) * 2 > t->nslots
+        && cli_slots_grow(&t->slots, &t->nslots, 1024, t->hash, t->n) < 0)
+        return REC_ENOMEM;
+    uint64_t h = seq_hash(w, n);
+    size_t mask = t->nslots - 1, j = h & mask;
+    for (; t->slots[j]; j = (j + 1) & mask) {
+        size_t i = t->slots[j] - 1;
+        if (t->hash[i] == h && t->off[i + 1] - t->off[i] == n
+            && memcmp(t->words + t->off[i], w, n * sizeof *w) == 0)
+            return (long)i;
+    }
+    if (t->n + 2 > t->cap) {
+        size_t cap = t->cap ? t->cap * 2 : 256;
+        t->off = cli_xrealloc(t->off, cap * sizeof *t->off);
+        t->hash = cli_xrealloc(t->hash, cap * sizeof *t->hash);
+        t->cap = cap;
+        if (t->n == 0)
+            t->off[0] = 0;
+    }
+    if (t->nwords + n > t->capwords) {
+        size_t cap = t->capwords ? t->capwords * 2 : 1024;
+        while (cap < t->nwords + n)
+            cap *= 2;
+        t->words = cli_xrealloc(t->words, cap * sizeof *t->words);
+        t->capwords = cap;
+    }
+    if (n > UINT32_MAX - t->nwords)
+        return REC_ETOOBIG;
+    memcpy(t->words + t->nwords, w, n * sizeof *w);
+    t->nwords += n;
+    t->hash[t->n] = h;
+    t->off[t->n + 1] = (uint32_t)t->nwords;
+    t->slots[j] = (uint32_t)++t->n;
+    return (long)t->n - 1;
+}
+
+/* ---- profile ----------------------------------------------------------- */
+
+void xp_init(xp_profile *p, const xp_options *opt)
+{
+    memset(p, 0, sizeof *p);
+    if (opt)
+        p->opt = *opt;
+    p->start_ns = UINT64_MAX;
+    cli_strtab_intern(&p->strs, "", 0);
+}
+
+void xp_free(xp_profile *p)
+{
+    cli_strtab_free(&p->strs);
+    free(p->frames);
+    xp_seqtab_free(&p->frametab);
+    xp_seqtab_free(&p->stacks);
+    free(p->threads);
+    cli_map_free(&p->thread_index);
+    free(p->modules);
+    cli_map_free(&p->module_index);
+    free(p->cells);
+    cli_map_free(&p->cell_index);
+    memset(p, 0, sizeof *p);
+}
+
+long xp_intern(xp_profile *p, const char *s)
+{
+    return cli_strtab_intern(&p->strs, s, strlen(s));
+}
+
+static long intern_n(xp_profile *p, const char *s, size_t n)
+{
+    return cli_strtab_intern(&p->strs, s, n);
+}
+
+static long add_frame(xp_profile *p, const xp_frame *f)
+{
+    uint32_t w[8] = { f->func, f->module, f->file, f->build_id, f->line,
+                      f->flags, (uint32_t)f->offset,
+                      (uint32_t)(f->offset >> 32) };
+    long id = xp_seqtab_intern(&p->frametab, w, 8);
+    if (id >= 0 && (size_t)id == p->nframes) {
+        if (p->nframes == p->capframes) {
+            p->capframes = p->capframes ? p->capframes * 2 : 256;
+            p->frames = cli_xrealloc(p->frames,
+                                     p->capframes * sizeof *p->frames);
+        }
+        p->frames[p->nframes++] = *f;
+    }
+    return id;
+}
+
+static long add_cell(xp_profile *p, uint32_t thread, uint32_t stack,
+                     uint64_t ns, uint64_t count)
+{
+    uint64_t key = ((uint64_t)thread + 1) << 32 | stack;
+    uint32_t i = xp_map_get(&p->cell_index, key);
+    if (i == UINT32_MAX) {
+        if (p->ncells == p->capcells) {
+            p->capcells = p->capcells ? p->capcells * 2 : 256;
+            p->cells = cli_xrealloc(p->cells, p->capcells * sizeof *p->cells);
+        }
+        i = (uint32_t)p->ncells;
+        if (cli_map_put(&p->cell_index, key, i) < 0)
+            return REC_ENOMEM;
+        p->cells[i] = (xp_cell){ thread, stack, 0, 0 };
+        p->ncells++;
+    }
+    p->cells[i].ns += ns;
+    p->cells[i].count += count;
+    return 0;
+}
+
+/* A one-frame stack of a pseudo frame named s. */
+static long pseudo_stack(xp_profile *p, const char *s)
+{
+    long name = xp_intern(p, s);
+    if (name < 0)
+        return name;
+    xp_frame f = { .func = (uint32_t)name, .flags = XP_F_PSEUDO };
+    long fid = add_frame(p, &f);
+    if (fid < 0)
+        return fid;
+    uint32_t w = (uint32_t)fid;
+    return xp_seqtab_intern(&p->stacks, &w, 1);
+}
+
+/* ---- reading --------------------------------------------------------- */
+
+enum ekind { K_OTHER, K_SAMPLE, K_LOST, K_MODULE, K_SETTINGS };
+
+typedef struct type_slot {
+    const rec_type *type;
+    enum ekind kind;
+    long f[5];
+} type_slot;
+
+static const char *const fields_of[][5] = {
+    [K_SAMPLE] = { "eventThread", "samplingPeriod", "failed", "biased",
+                   "stackTrace" },
+    [K_LOST] = { "eventThread", "lostSamples", "lostTime", "reason" },
+    [K_MODULE] = { "module" },
+    [K_SETTINGS] = { "samplingPeriod" },
+};
+
+#define TYPE_SLOTS 64
+
+typedef struct rctx {
+    xp_profile *p;
+    type_slot types[TYPE_SLOTS];
+    cli_map threads;            /* Thread entry -> thread index + 1 (0 no) */
+    cli_map stacks;             /* StackTrace entry -> stack id */
+    cli_map frames;             /* Frame entry -> frame id */
+    uint32_t *scratch;
+    size_t cap_scratch;
+    uint64_t since, until;
+} rctx;
+
+static const type_slot *lookup_type(rctx *c, const rec_type *type)
+{
+    type_slot *s = &c->types[((uintptr_t)type >> 4) % TYPE_SLOTS];
+    if (s->type == type)
+        return s;
+    static const struct { const char *name; enum ekind kind; } names[] = {
+        { "CPUTimeSample", K_SAMPLE }, { "CPUTimeSampleLost", K_LOST },
+        { "ModuleLoad", K_MODULE }, { "RecordingSettings", K_SETTINGS },
+    };
+    const char *name = rec_type_name(type);
+    s->type = type;
+    s->kind = K_OTHER;
+    for (size_t i = 0; name && i < sizeof names / sizeof *names; i++)
+        if (strcmp(name, names[i].name) == 0)
+            s->kind = names[i].kind;
+    for (size_t i = 0; i < 5; i++) {
+        const char *f = fields_of[s->kind][i];
+        s->f[i] = f ? rec_type_field_index(type, f) : -1;
+    }
+    return s;
+}
+
+static bool val_uint(const rec_value *v, uint64_t *out)
+{
+    if (v->kind == REC_UINT)
+        *out = v->v.u;
+    else if (v->kind == REC_INT && v->v.i >= 0)
+        *out = (uint64_t)v->v.i;
+    else
+        return false;
+    return true;
+}
+
+static bool get_uint(const rec_value *vals, long f, uint64_t *out)
+{
+    return f >= 0 && val_uint(&vals[f], out);
+}
+
+static bool get_bool(const rec_value *vals, long f)
+{
+    return f >= 0 && vals[f].kind == REC_BOOL && vals[f].v.b;
+}
+
+/* Field of a pool entry by name (types are few: a lookup per use is
+ * cheap next to the caches that make it rare). */
+static bool entry_field(const rec_entry *e, const char *name, rec_value *v)
+{
+    const rec_type *t = rec_entry_type(e);
+    long f = t ? rec_type_field_index(t, name) : -1;
+    return f >= 0 && rec_entry_get(e, (size_t)f, v) == 0;
+}
+
+/* String index of a String-typed field (inline or a pool reference); 0
+ * when null or missing. */
+static long entry_string(xp_profile *p, const rec_entry *e, const char *name)
+{
+    rec_value v;
+    if (!entry_field(e, name, &v))
+        return 0;
+    if (v.kind == REC_REF && v.v.ref.entry
+        && !entry_field(v.v.ref.entry, "value", &v))
+        return 0;
+    if (v.kind != REC_STRING)
+        return 0;
+    return intern_n(p, v.v.str.s, v.v.str.len);
+}
+
+static uint64_t entry_uint(const rec_entry *e, const char *name)
+{
+    rec_value v;
+    uint64_t u = 0;
+    if (entry_field(e, name, &v))
+        val_uint(&v, &u);
+    return u;
+}
+
+static long event_thread(rctx *c, const rec_value *vals, long f)
+{
+    if (f < 0 || vals[f].kind != REC_REF || !vals[f].v.ref.entry)
+        return -1;
+    const rec_entry *e = vals[f].v.ref.entry;
+    uint32_t i = xp_map_get(&c->threads, (uintptr_t)e);
+    if (i != UINT32_MAX)
+        return (long)i - 1;
+    xp_profile *p = c->p;
+    rec_value v;
+    long idx = -1;
+    uint64_t tid, pid = entry_uint(e, "processId");
+    if (entry_field(e, "osThreadId", &v) && val_uint(&v, &tid)) {
+        long name = entry_string(p, e, "name");
+        if (name < 0)
+            return name;
+        const char *nm = xp_str(p, (uint32_t)name);
+        if (c->p->opt.threads
+            && !cli_threads_match(c->p->opt.threads, tid, name ? nm : NULL,
+                                  strlen(nm))) {
+            idx = -2;
+        } else {
+            uint64_t key = ((uint64_t)p->side << 62 | (pid & 0x3fffffff) << 32
+                            | (tid & 0xffffffffu)) + 1;
+            uint32_t t = xp_map_get(&p->thread_index, key);
+            if (t == UINT32_MAX) {
+                if (p->nthreads == p->capthreads) {
+                    p->capthreads = p->capthreads ? p->capthreads * 2 : 64;
+                    p->threads = cli_xrealloc(p->threads, p->capthreads
+                                              * sizeof *p->threads);
+                }
+                t = (uint32_t)p->nthreads++;
+                p->threads[t] = (xp_thread){ pid, tid, 0, p->side };
+                if (cli_map_put(&p->thread_index, key, t) < 0)
+                    return REC_ENOMEM;
+            }
+            if (name)       /* the latest name wins */
+                p->threads[t].name = (uint32_t)name;
+            idx = t;
+        }
+    }
+    if (cli_map_put(&c->threads, (uintptr_t)e, (uint32_t)(idx + 1)) < 0)
+        return REC_ENOMEM;
+    return idx;
+}
+
+static long frame_of(rctx *c, const rec_entry *e)
+{
+    uint32_t i = xp_map_get(&c->frames, (uintptr_t)e);
+    if (i != UINT32_MAX)
+        return i;
+    xp_profile *p = c->p;
+    xp_frame f = { 0 };
+    long s;
+    rec_value v;
+    if ((s = entry_string(p, e, "function")) < 0)
+        return s;
+    f.func = (uint32_t)s;
+    if ((s = entry_string(p, e, "module")) < 0)
+        return s;
+    f.module = (uint32_t)s;
+    if ((s = entry_string(p, e, "file")) < 0)
+        return s;
+    f.file = (uint32_t)s;
+    f.offset = entry_uint(e, "offset");
+    uint64_t line = entry_uint(e, "line");
+    f.line = line > UINT32_MAX ? 0 : (uint32_t)line;
+    if (entry_field(e, "inlined", &v) && v.kind == REC_BOOL && v.v.b)
+        f.flags |= XP_F_INLINED;
+    if (!f.func) {
+        /* Unresolved code is named by its module, like rec-cpu does. */
+        const char *mod = xp_str(p, f.module), *base = strrchr(mod, '/');
+        char buf[300];
+        snprintf(buf, sizeof buf, "[%s]", f.module ? (base ? base + 1 : mod)
+                                                   : "unknown");
+        if ((s = xp_intern(p, buf)) < 0)
+            return s;
+        f.func = (uint32_t)s;
+    }
+    long id = add_frame(p, &f);
+    if (id >= 0 && cli_map_put(&c->frames, (uintptr_t)e, (uint32_t)id) < 0)
+        return REC_ENOMEM;
+    return id;
+}
+
+static long stack_of(rctx *c, const rec_entry *e)
+{
+    uint32_t i = xp_map_get(&c->stacks, (uintptr_t)e);
+    if (i != UINT32_MAX)
+        return i;
+    rec_value v;
+    size_t n = 0;
+    if (entry_field(e, "frames", &v) && v.kind == REC_ARRAY)
+        n = v.v.array.n;
+    if (n > c->cap_scratch) {
+        c->cap_scratch = n;
+        c->scratch = cli_xrealloc(c->scratch, n * sizeof *c->scratch);
+    }
+    size_t k = 0;
+    /* Innermost first in the recording; root first here. */
+    for (size_t j = n; j-- > 0;) {
+        const rec_value *it = &v.v.array.items[j];
+        if (it->kind != REC_REF || !it->v.ref.entry)
+            continue;
+        long f = frame_of(c, it->v.ref.entry);
+        if (f < 0)
+            return f;
+        c->scratch[k++] = (uint32_t)f;
+    }
+    long id = k ? xp_seqtab_intern(&c->p->stacks, c->scratch, k)
+                : pseudo_stack(c->p, "[empty stack]");
+    if (id >= 0 && cli_map_put(&c->stacks, (uintptr_t)e, (uint32_t)id) < 0)
+        return REC_ENOMEM;
+    return id;
+}
+
+static int add_module(rctx *c, const rec_value *vals, long f)
+{
+    if (f < 0 || vals[f].kind != REC_REF || !vals[f].v.ref.entry)
+        return 0;
+    const rec_entry *e = vals[f].v.ref.entry;
+    xp_profile *p = c->p;
+    long path = entry_string(p, e, "path"), bid = entry_string(p, e, "buildId");
+    if (path < 0 || bid < 0)
+        return REC_ENOMEM;
+    if (xp_map_get(&p->module_index, (uint64_t)path + 1) != UINT32_MAX)
+        return 0;
+    if (p->nmodules == p->capmodules) {
+        p->capmodules = p->capmodules ? p->capmodules * 2 : 16;
+        p->modules = cli_xrealloc(p->modules, p->capmodules
+                                  * sizeof *p->modules);
+    }
+    p->modules[p->nmodules] = (xp_module){ (uint32_t)path, (uint32_t)bid,
+        entry_uint(e, "baseAddress"), entry_uint(e, "size") };
+    return cli_map_put(&p->module_index, (uint64_t)path + 1,
+                       (uint32_t)p->nmodules++);
+}
+
+static int fold(rctx *c, const rec_event *ev)
+{
+    xp_profile *p = c->p;
+    const type_slot *s = lookup_type(c, rec_event_type(ev));
+    if (s->kind == K_OTHER)
+        return 0;
+    const rec_value *vals = rec_event_values(ev);
+    uint64_t ts = rec_event_time_ns(ev), a, b;
+    if (s->kind == K_MODULE)
+        return add_module(c, vals, s->f[0]);
+    if (s->kind == K_SETTINGS) {
+        if (!p->period_ns && get_uint(vals, s->f[0], &a))
+            p->period_ns = a;
+        return 0;
+    }
+    if (ts < c->since || ts >= c->until)
+        return 0;
+    long t = event_thread(c, vals, s->f[0]);
+    if (t == -2)
+        return 0;               /* filtered out */
+    if (t < 0) {
+        if (t != -1)
+            return (int)t;
+        p->skipped++;
+        return 0;
+    }
+    xp_event e = { .thread = (uint32_t)t, .ts_ns = ts };
+    long st;
+    if (s->kind == K_SAMPLE) {
+        if (!get_uint(vals, s->f[1], &a)) {
+            p->skipped++;
+            return 0;
+        }
+        e.kind = XP_SAMPLE;
+        e.ns = a;
+        e.count = 1;
+        e.failed = get_bool(vals, s->f[2]);
+        e.biased = get_bool(vals, s->f[3]);
+        long f = s->f[4];
+        if (e.failed)
+            st = pseudo_stack(p, "[failed]");
+        else if (f >= 0 && vals[f].kind == REC_REF && vals[f].v.ref.entry)
+            st = stack_of(c, vals[f].v.ref.entry);
+        else
+            st = pseudo_stack(p, "[no stack]");
+        p->sampled_ns += a;
+        p->samples++;
+    } else {
+        if (!get_uint(vals, s->f[1], &a))
+            a = 0;
+        if (!get_uint(vals, s->f[2], &b))
+            b = 0;
+        e.kind = XP_LOST;
+        e.ns = b;
+        e.count = a;
+        const char *why = "unknown";
+        size_t wn = 7;
+        long f = s->f[3];
+        rec_value v;
+        if (f >= 0 && vals[f].kind == REC_REF && vals[f].v.ref.entry
+            && entry_field(vals[f].v.ref.entry, "value", &v)
+            && v.kind == REC_STRING) {
+            why = v.v.str.s;
+            wn = v.v.str.len;
+        } else if (f >= 0 && vals[f].kind == REC_STRING) {
+            why = vals[f].v.str.s;
+            wn = vals[f].v.str.len;
+        }
+        char buf[128];
+        snprintf(buf, sizeof buf, "[lost: %.*s]", (int)(wn < 100 ? wn : 100),
+                 why);
+        long r = intern_n(p, why, wn);
+        if (r < 0)
+            return (int)r;
+        e.reason = (uint32_t)r;
+        st = pseudo_stack(p, buf);
+        p->lost_ns += b;
+        p->lost_samples += a;
+    }
+    if (st < 0)
+        return (int)st;
+    e.stack = (uint32_t)st;
+    if (ts > p->end_ns)
+        p->end_ns = ts;
+    int rc = (int)add_cell(p, e.thread, e.stack, e.ns, e.count);
+    if (rc == 0 && p->opt.on_event)
+        rc = p->opt.on_event(p->opt.arg, &e);
+    return rc;
+}
+
+int xp_read(xp_profile *p, const char *prog, const char *path)
+{
+    rec_reader *r;
+    const rec_event *ev;
+    rec_chunk_info info;
+    int rc = rec_reader_open(&r, path, 0), err = 0;
+    if (rc < 0) {
+        cli_reader_error(prog, path, NULL, rc);
+        return 1;
+    }
+    rctx c = { .p = p, .until = UINT64_MAX };
+    uint64_t last = UINT64_MAX;
+    bool first = true;
+    while ((rc = rec_reader_next(r, &ev)) > 0) {
+        if (cli_chunk_changed(r, &last, &info)) {
+            memset(c.types, 0, sizeof c.types);
+            cli_map_clear(&c.threads);
+            cli_map_clear(&c.stacks);
+            cli_map_clear(&c.frames);
+            if (info.start_ns < p->start_ns)
+                p->start_ns = info.start_ns;
+            if (first) {
+                /* Relative times count from the recording's start. */
+                first = false;
+                if (p->opt.have_since)
+                    c.since = cli_time_resolve(&p->opt.since, info.start_ns);
+                if (p->opt.have_until)
+                    c.until = cli_time_resolve(&p->opt.until, info.start_ns);
+            }
+        }
+        if ((err = fold(&c, ev)) < 0)
+            break;
+    }
+    if (err < 0)
+        cli_error(prog, "%s: %s", path, rec_strerror(err));
+    else if (rc < 0)
+        cli_reader_error(prog, path, r, rc);
+    else
+        cli_reader_warning(prog, path, r);
+    if (p->skipped)
+        cli_warn(prog, "%s: %" PRIu64 " events with unusable fields ignored",
+                 path, p->skipped);
+    p->skipped = 0;
+    rec_reader_close(r);
+    cli_map_free(&c.threads);
+    cli_map_free(&c.stacks);
+    cli_map_free(&c.frames);
+    free(c.scratch);
+    return err < 0 ? -1 : rc < 0 ? 1 : 0;
+}
+
+/* ---- labels ---------------------------------------------------------- */
+
+void xp_thread_label(const xp_profile *p, const xp_thread *t, char *buf,
+                     size_t len)
+{
+    if (t->name)
+        snprintf(buf, len, "%s %" PRIu64, xp_str(p, t->name), t->tid);
+    else
+        snprintf(buf, len, "%" PRIu64, t->tid);
+}
