@@ -312,7 +312,7 @@ EOF
 # The microbenchmark needs recs__timer_cookie, which the shared library
 # does not export (only the API is): it links the static archives, with
 # the libraries libtool recorded for them.
-sla=$(ls "$B"/libsampler/lib*sampler.la 2>/dev/null | head -1)
+sla=$(ls "$B"/libsampler/libsampler.la "$B"/libsampler/librecsampler.la 2>/dev/null | head -1)
 libs=$(sed -n "s/^dependency_libs='\(.*\)'/\1/p" "$sla" "$B/librecord/librecord.la" |
        tr ' ' '\n' | sed -n 's|^\(.*\)/\([^/]*\)\.la$|\1/.libs/\2.a|p; /^-l/p' | awk '!seen[$0]++')
 # shellcheck disable=SC2086 # $libs: one word per library
