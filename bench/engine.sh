@@ -26,6 +26,7 @@
 #
 # Environment as in bench/lib.sh (BENCH_RUNS >= 5). Report `uptime` with
 # the figures: the machine is shared.
+# shellcheck source=bench/lib.sh
 . "$(dirname "$0")/lib.sh"
 
 scale=${1:-0.5} threads=${2:-64} work=${3:-40}

@@ -11,6 +11,7 @@
 # until the first picture in headless Chromium (performance.now() when the
 # page's first draw is done, skipped without chromium); `jfr summary` of the
 # JFR file (the JDK's own reader, skipped without a JDK) as a peer figure.
+# shellcheck source=bench/lib.sh
 . "$(dirname "$0")/lib.sh"
 
 events=${1:-1000000}

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench/peers.sh - rec against other CPU profilers on the same workload.
 #
-#   bench/peers.sh [THREADS [WORK]]
+#   bench/peers.sh [--tsv FILE] [THREADS [WORK]]
 #
 # Workload: bench/peer-burn.c (THREADS threads, default 2, of fixed CPU work),
 # profiled at 1 kHz by every profiler that can run here:
@@ -20,8 +20,10 @@
 #   B/sample     whole output file / samples
 # A profiler that cannot run here is reported as such and skipped.
 # BENCH_PEERS selects profilers (default "rec perf gperftools jfr").
+# shellcheck source=bench/lib.sh
 . "$(dirname "$0")/lib.sh"
 
+if [ "${1:-}" = --tsv ]; then BENCH_TSV=$2; shift 2; fi
 threads=${1:-2} work=${2:-1500}
 peers=" ${BENCH_PEERS:-rec perf gperftools jfr} "
 want() { [[ $peers == *" $1 "* ]]; }
@@ -71,6 +73,14 @@ report() {
         tool=$(calc "$(awk '$5 > 0 {print ($2 * 1e9 - $3) / $5 / 1000}' "$r" | median)" 1)
     bps=$(awk '$5 > 0 {print $7 / $5}' "$r" | median)
     table_row "$2|$(calc "$wall" 2)|$(calc "$samples" 0)|$(calc "$err" 2)%|$(calc "$inproc" 1) + $tool|$(calc "$bps" 1)"
+    local t=$4
+    awk '{ print $5 }' "$r" | bench_fig "samples at 1 kHz, peer-burn" "$t" samples
+    awk '$4 > 0 { print ($6 / $4 - 1) * 100 }' "$r" | bench_fig "CPU-time accounting error at 1 kHz, peer-burn" "$t" %
+    awk -v b="$base_proc" '$5 > 0 { print ($3 - b) / $5 / 1000 }' "$r" |
+        bench_fig "extra CPU in the workload per sample at 1 kHz, peer-burn" "$t" µs
+    [ "${3:-}" != tool ] || awk '$5 > 0 { print ($2 * 1e9 - $3) / $5 / 1000 }' "$r" |
+        bench_fig "CPU of the profiler's own process per sample at 1 kHz, peer-burn" "$t" µs
+    awk '$5 > 0 { print $7 / $5 }' "$r" | bench_fig "file bytes per sample at 1 kHz, peer-burn" "$t" B
 }
 
 bench_info
@@ -102,7 +112,7 @@ if ! want rec; then
     :
 elif rec_start=$(rec_prog rec-start 2>/dev/null) && rec_dump=$(rec_prog rec-dump 2>/dev/null); then
     if run_profiled rec rec_samples "$rec_start" --throttle 1ms -o "$BENCH_TMP/out.rec" -- "$burn" "$threads" "$work"; then
-        report rec "rec (rec-start)"
+        report rec "rec (rec-start)" - rec
     else
         table_row "rec|failed (see above)"
     fi
@@ -122,7 +132,7 @@ elif ! command -v perf >/dev/null; then
 elif ! perf stat -e task-clock true >/dev/null 2>&1; then
     table_row "perf|no perf_event access here"
 elif run_profiled perf perf_samples perf record -q -F 1000 -g -o "$BENCH_TMP/out.perf" -- "$burn" "$threads" "$work"; then
-    report perf "perf record -F 1000 -g" tool
+    report perf "perf record -F 1000 -g" tool "perf -F 1000 -g"
 else
     table_row "perf|failed (see above)"
 fi
@@ -140,7 +150,7 @@ if ! want gperftools; then
 elif [ -z "$libprofiler" ] || ! command -v google-pprof >/dev/null; then
     table_row "gperftools|not installed (apt-get install google-perftools libgoogle-perftools-dev)"
 elif run_profiled gperf gperf_samples env LD_PRELOAD="$libprofiler" CPUPROFILE="$BENCH_TMP/out.prof" CPUPROFILE_FREQUENCY=1000 "$burn" "$threads" "$work"; then
-    report gperf "gperftools (ITIMER_PROF)"
+    report gperf "gperftools (ITIMER_PROF)" - gperftools
 else
     table_row "gperftools|failed (see above)"
 fi
@@ -232,4 +242,11 @@ JFC
     table_head "JFR (JDK 25, Java port)|samples|B/event|B/sample file|summary s/M ev|print --json s/M"
     table_row "jdk.CPUTimeSample 1 ms|$(awk '{print $1}' "$r" | median)|$(calc "$(awk '$1 > 0 {print $2 / $1}' "$r" | median)" 1)|$(calc "$(awk '$1 > 0 {print $3 / $1}' "$r" | median)" 1)|$(calc "$(col_median "$BENCH_TMP/js.m" 1) * 1000000 / $nbig" 2)|$(calc "$(col_median "$BENCH_TMP/jp.m" 1) * 1000000 / $nbig" 2)"
     echo "(jfr tool speed on $nbig events: $copies chunks; B/sample file: a ${work}-work recording, JFR's ~110 KB metadata included)"
+    awk '$1 > 0 { print $3 / $1 }' "$r" | bench_fig "file bytes per sample at 1 kHz, peer-burn" jfr B \
+        "Java port of the workload; ~110 KB metadata per file"
+    awk '{ print $1 }' "$r" | bench_fig "samples at 1 kHz, peer-burn" jfr samples "Java port of the workload"
+    awk -v n="$nbig" '{ print ($2 + $3) * 1e6 / n }' "$BENCH_TMP/js.m" |
+        bench_fig "summary tool, CPU s per million events" "jfr summary" s "$nbig events"
+    awk -v n="$nbig" '{ print ($2 + $3) * 1e6 / n }' "$BENCH_TMP/jp.m" |
+        bench_fig "JSON dump, CPU s per million events" "jfr print --json" s "$nbig events"
 fi

@@ -2,7 +2,9 @@
 # bench/sampler-accuracy.sh - per-thread CPU-time reconstruction error of
 # the sampler against the kernel's figure, and of peers in the same run.
 #
-#   bench/sampler-accuracy.sh [--runs N] [--scale S] [--only LIST]
+#   bench/sampler-accuracy.sh [--runs N] [--scale S] [--only LIST] [--tsv FILE]
+#
+# --tsv: also append the figures to FILE, machine-readable (lib.sh bench_fig).
 #
 # --only: a comma-separated subset of rec,floor,perf,gperftools,jfr.
 #
@@ -33,6 +35,7 @@
 # over the runs, the bound max(period + 4 ms, 1%) and how many runs were
 # within it; the process total error (target: 0.5%); lost samples.
 # Raw per-run values follow the tables.
+# shellcheck source=bench/lib.sh
 . "$(dirname "$0")/lib.sh"
 
 scale=1 only=rec,floor,perf,gperftools,jfr
@@ -41,7 +44,8 @@ while [ $# -gt 0 ]; do
     --runs) BENCH_RUNS=$2; shift 2 ;;
     --scale) scale=$2; shift 2 ;;
     --only) only=$2; shift 2 ;;
-    *) echo "usage: $0 [--runs N] [--scale S] [--only LIST]" >&2; exit 2 ;;
+    --tsv) BENCH_TSV=$2; shift 2 ;;
+    *) echo "usage: $0 [--runs N] [--scale S] [--only LIST] [--tsv FILE]" >&2; exit 2 ;;
     esac
 done
 [ "$BENCH_RUNS" -ge 5 ] || { echo "--runs must be >= 5" >&2; exit 2; }
@@ -216,6 +220,14 @@ done
 
 # Per-thread table. Bound: max(period + 4 ms, 1% of the thread's CPU time).
 period_ms() { case $1 in *-10ms) echo 10 ;; *) echo 1 ;; esac; }
+# Name of a profiler in the machine-readable figures: the period goes into
+# the figure's name, so that one figure holds every profiler at that period.
+tool_of() {
+    case $1 in
+    rec-*) echo rec ;; floor-*) echo "bare timers" ;; jfr-*) echo "jfr" ;;
+    perf-F1000) echo "perf -F 1000" ;; perf-c1ms) echo "perf -c 1ms" ;; *) echo "$1" ;;
+    esac
+}
 table_head "profiler / thread|median err ms|median err %|range err ms|bound ms|within bound"
 for p in rec-10ms rec-1ms floor-10ms floor-1ms perf-F1000 perf-c1ms jfr-10ms jfr-1ms; do
     grep -q "^$p " "$raw" || continue
@@ -232,6 +244,8 @@ for p in rec-10ms rec-1ms floor-10ms floor-1ms perf-F1000 perf-c1ms jfr-10ms jfr
                                                   e = $4 - $5; if (e < 0) e = -e; if (e <= b) k++ }
                                              END { printf "%d/%d", k, NR }')
         table_row "$p $t|$(calc "$em" 2)|$(calc "${ep:-0}" 2)|$rng|$(calc "$bnd" 1)|$ok"
+        echo "$rows" | awk '{ print ($4 - $5) / 1e6 }' |
+            bench_fig "per-thread error, $t, $pm ms" "$(tool_of "$p")" ms "bound=$(calc "$bnd" 1) within=$ok"
     done
 done
 
@@ -249,6 +263,14 @@ for p in rec-10ms rec-1ms floor-10ms floor-1ms perf-F1000 perf-c1ms gperftools j
     lm=$(echo "$tot" | awk '{ print $4 }' | median)
     lx=$(echo "$tot" | awk '{ if ($4 > x) x = $4 } END { print x + 0 }')
     table_row "$p|$(calc "$em" 2)|$(calc "$ep" 3)|$rng|0.5%|$lm, $lx"
+    pm=$(period_ms "$p")
+    echo "$tot" | awk '{ print ($2 / $3 - 1) * 100 }' |
+        bench_fig "process total error, $pm ms" "$(tool_of "$p")" % "target=0.5%"
+    # only rec and JFR count lost samples
+    case $p in
+    rec-* | jfr-*) echo "$tot" | awk '{ print $4 }' |
+        bench_fig "lost samples per run, $pm ms" "$(tool_of "$p")" samples ;;
+    esac
 done
 
 echo

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # bench/sampler-cost.sh - CPU cost per sample of the sampler, all in.
 #
-#   bench/sampler-cost.sh [--runs N] [--work W] [--rates "10ms 5ms ..."] [--no-perf]
+#   bench/sampler-cost.sh [--runs N] [--work W] [--rates "10ms 5ms ..."]
+#                         [--perf-periods "10000000 ..."] [--no-perf] [--tsv FILE]
 #
 # Workload: bench/peer-burn (2 threads of fixed work W, default 600: about
 # 1 s of CPU per thread here; it prints the workers' and the process's CPU
@@ -17,8 +18,9 @@
 # threads (signal handler and its cache effects) and the rest of the process
 # (sampler thread: drain, stack dedup, encoding, writing).
 # perf (if it works here): perf record -e cpu-clock -c PERIOD -g at a few
-# periods: slope of the workload's CPU, and of perf's own CPU (GNU time of
+# periods (ns, --perf-periods): slope of the workload's CPU, and of perf's own CPU (GNU time of
 # perf and its child minus the workload), against perf's sample count.
+# shellcheck source=bench/lib.sh
 . "$(dirname "$0")/lib.sh"
 
 work=600 rates="10ms 5ms 2ms 1ms 500us 200us" perf_periods="10000000 2000000 1000000 200000 100000"
@@ -27,8 +29,11 @@ while [ $# -gt 0 ]; do
     --runs) BENCH_RUNS=$2; shift 2 ;;
     --work) work=$2; shift 2 ;;
     --rates) rates=$2; shift 2 ;;
+    --perf-periods) perf_periods=$2; shift 2 ;;
     --no-perf) perf_periods=""; shift ;;
-    *) echo "usage: $0 [--runs N] [--work W] [--rates LIST] [--no-perf]" >&2; exit 2 ;;
+    --tsv) BENCH_TSV=$2; shift 2 ;;
+    *) echo "usage: $0 [--runs N] [--work W] [--rates LIST] [--perf-periods LIST] [--no-perf] [--tsv FILE]" >&2
+       exit 2 ;;
     esac
 done
 [ "$BENCH_RUNS" -ge 5 ] || { echo "--runs must be >= 5" >&2; exit 2; }
@@ -97,12 +102,40 @@ med_col() { awk -v t="$1" -v r="$2" -v c="$3" '$1 == t && $2 == r { print $c }' 
 base=$(med_col none none 5)
 base_w=$(med_col none none 6)
 
+# A rate (rec: "10ms", "500us"; perf: ns) as "PERIOD_US HZ LABEL" for the
+# machine-readable figures: one figure per period holds rec and perf.
+period_of() {
+    awk -v r="$1" 'BEGIN { v = r + 0; u = r; sub(/^[0-9.]+/, "", u)
+        if (u == "ms") us = v * 1000; else if (u == "us") us = v
+        else if (u == "s") us = v * 1e6; else us = v / 1000
+        if (us >= 1000) lab = (us / 1000) " ms"; else lab = us " µs"
+        printf "%g %g %s\n", us, 1e6 / us, lab }'
+}
+# fig_rate TOOL RATE LABEL: per-run overhead, signals and bytes per sample
+fig_rate() {
+    local hz lab
+    read -r _ hz lab < <(period_of "$2")
+    awk -v t="$1" -v r="$2" -v b="$base" '$1 == t && $2 == r { print ($5 / b - 1) * 100 }' "$raw" |
+        bench_fig "overhead, period $lab" "$3" % "hz=$hz"
+    awk -v t="$1" -v r="$2" '$1 == t && $2 == r { print $4 }' "$raw" |
+        bench_fig "signals handled, period $lab" "$3" samples "hz=$hz"
+    awk -v t="$1" -v r="$2" '$1 == t && $2 == r && $4 > 0 { print $8 / $4 }' "$raw" |
+        bench_fig "file bytes per sample, period $lab" "$3" B "hz=$hz"
+    # perf's own process too (GNU time of perf and the workload: 10 ms
+    # resolution, enough for perf's ~0.2 s of its own)
+    [ "$1" != perf ] ||
+        awk -v r="$2" -v b="$base" '$1 == "perf" && $2 == r { print ($7 * 1e9 / b - 1) * 100 }' "$raw" |
+        bench_fig "overhead with the profiler's own process, period $lab" "$3" % "hz=$hz"
+}
+awk '$1 == "none" { print $5 / 1e9 }' "$raw" | bench_fig "process CPU without profiler" none s "work=$work"
+
 table_head "rate|signals (x)|process CPU s|overhead|workers CPU s|rest CPU ms|B/sample"
 table_row "none|0|$(calc "$base / 1e9" 3)|-|$(calc "$base_w / 1e9" 3)|$(calc "($base - $base_w) / 1e6" 1)|-"
 for t in $rates; do
     p=$(med_col rec "$t" 5) w=$(med_col rec "$t" 6) x=$(med_col rec "$t" 4)
     bps=$(awk -v t="$t" '$1 == "rec" && $2 == t && $4 > 0 { print $8 / $4 }' "$raw" | median)
     table_row "rec $t|$x|$(calc "$p / 1e9" 3)|$(calc "($p / $base - 1) * 100" 2)%|$(calc "$w / 1e9" 3)|$(calc "($p - $w) / 1e6" 1)|$(calc "$bps" 1)"
+    fig_rate rec "$t" rec
 done
 if [ $have_perf = 1 ]; then
     for t in $perf_periods; do
@@ -110,6 +143,7 @@ if [ $have_perf = 1 ]; then
         tool=$(awk -v t="$t" '$1 == "perf" && $2 == t { print $7 - $5 / 1e9 }' "$raw" | median)
         bps=$(awk -v t="$t" '$1 == "perf" && $2 == t && $4 > 0 { print $8 / $4 }' "$raw" | median)
         table_row "perf -c $((t / 1000))us -g|$x|$(calc "$p / 1e9" 3)|$(calc "($p / $base - 1) * 100" 2)%|$(calc "$w / 1e9" 3)|perf: $(calc "$tool * 1000" 0)|$(calc "$bps" 1)"
+        fig_rate perf "$t" "perf -g"
     done
 fi
 
@@ -118,11 +152,23 @@ fi
 table_head "cost per sample (fit, all runs)|µs/sample|± std err|fixed ms|runs"
 sel() { awk -v t="$1" '$1 == t' "$raw"; }
 row() { set -- "$1" $2; table_row "$1|$2|$3|$(calc "$4 - ${5:-0}" 1)|${6:-}"; }
+# fig_fit FIGURE TOOL "slope se ..." RAW-TOOL: a fit over all runs is one value; its
+# range in the figures is slope ± one standard error.
+fig_fit() {
+    local slope se n
+    read -r slope se _ <<< "$3"
+    n=$(sel "$4" | wc -l)
+    printf '%s\n%s\n%s\n' "$slope" "$(calc "$slope - $se" 2)" "$(calc "$slope + $se" 2)" |
+        bench_fig "$1" "$2" µs "n=$n fit over all runs; range: ± 1 std err"
+}
 f=$(sel rec | fit '$5'); row "rec: process CPU" "$f $(calc "$base / 1e6" 3) $(sel rec | wc -l)"
+fig_fit "CPU per sample, all in (fit)" rec "$f" rec
 f=$(sel rec | fit '$6'); row "rec: worker threads (handler)" "$f $(calc "$base_w / 1e6" 3)"
+fig_fit "CPU per sample, in the workload's threads (fit)" rec "$f" rec
 f=$(sel rec | fit '$5 - $6'); row "rec: rest (sampler thread)" "$f $(calc "($base - $base_w) / 1e6" 3)"
 if [ $have_perf = 1 ]; then
     f=$(sel perf | fit '$5'); row "perf -g: in the workload" "$f $(calc "$base / 1e6" 3) $(sel perf | wc -l)"
+    fig_fit "CPU per sample, in the workload's threads (fit)" "perf -g" "$f" perf
     f=$(sel perf | fit '($7 * 1e9 - $5)'); row "perf -g: perf's own process" "$f"
 fi
 echo "(fixed ms: intercept minus the same CPU without profiling)"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench/sampler-memory.sh - memory the sampler adds to the profiled program.
 #
-#   bench/sampler-memory.sh [--runs N] [--threads "1 100 200 400"] [--spin MS]
+#   bench/sampler-memory.sh [--runs N] [--threads "1 100 200 400"] [--spin MS] [--tsv FILE]
 #
 # Workload: bench/many-threads (the built one, else compiled with cc):
 # THREADS threads alive at once, each burning MS (default 12) ms of CPU
@@ -15,6 +15,7 @@
 #   gperftools      LD_PRELOAD=libprofiler.so CPUPROFILE_FREQUENCY=1000
 # Reports RSS added at 1 thread (target <= 4 MB) and the least-squares slope
 # of the added RSS against the thread count (target <= 64 KB per thread).
+# shellcheck source=bench/lib.sh
 . "$(dirname "$0")/lib.sh"
 
 counts="1 100 200 400" spin=12
@@ -23,7 +24,8 @@ while [ $# -gt 0 ]; do
     --runs) BENCH_RUNS=$2; shift 2 ;;
     --threads) counts=$2; shift 2 ;;
     --spin) spin=$2; shift 2 ;;
-    *) echo "usage: $0 [--runs N] [--threads LIST] [--spin MS]" >&2; exit 2 ;;
+    --tsv) BENCH_TSV=$2; shift 2 ;;
+    *) echo "usage: $0 [--runs N] [--threads LIST] [--spin MS] [--tsv FILE]" >&2; exit 2 ;;
     esac
 done
 [ "$BENCH_RUNS" -ge 5 ] || { echo "--runs must be >= 5" >&2; exit 2; }
@@ -87,6 +89,13 @@ for m in $modes; do
                    r = (n * sxy - sx * sy) / sqrt(d * (n * syy - sy * sy) + 1e-30)
                    printf "%.2f %.3f", b, r * r }')
     table_row "$m|$(calc "$(med "$m" "$first") - $(med none "$first")" 0)|${fit% *}|${fit#* }|4096 KiB + 64 KiB/thread"
+    # per run: its max RSS minus the median without profiler; gperftools
+    # samples at 1 kHz, so it goes beside rec at 1 ms
+    pl="1 ms"; [ "$m" = rec-10ms ] && pl="10 ms"
+    awk -v m="$m" -v n="$first" -v b="$(med none "$first")" '$1 == m && $2 == n { print ($4 - b) / 1024 }' "$raw" |
+        bench_fig "RSS added at $first thread(s), $pl" "${m%-*}" MiB "target=4 MiB"
+    echo "${fit% *}" | bench_fig "RSS added per thread, $pl (fit over $counts threads)" "${m%-*}" KiB \
+        "n=$(awk -v m="$m" '$1 == m' "$raw" | wc -l) target=64 KiB; fit of the medians, r^2=${fit#* }"
 done
 
 echo

@@ -1,7 +1,8 @@
 #!/bin/bash
 # bench/sampler-selfcost.sh - what the sampler costs, by component.
 #
-#   sampler-selfcost.sh [BUILD [RUNS]]     (BUILD: a build tree, default .)
+#   sampler-selfcost.sh [BUILD [RUNS [SCALES]]]
+#                       (BUILD: a build tree, default .; SCALES: "0.25 1")
 #
 # 1. Sampler thread: runs tests/workloads/budget under rec-start at several
 #    throttles and scales (durations), reads the CPU time of the
@@ -22,11 +23,16 @@
 #    for one cached stack.
 # 3. Overhead at 10 ms: (sampler thread + handler estimate) / workload CPU.
 #
+# BENCH_TSV=FILE: also append the figures to FILE, machine-readable (the
+# format of bench_fig in bench/lib.sh; bench/run-all.sh sets it).
+#
 # Needs jq, bc, a C compiler. Run by hand on an otherwise idle machine
 # (takes about 3 minutes with RUNS=5); never in CI.
 set -u
 B=$(cd "${1:-.}" && pwd)
 RUNS=${2:-5}
+SCALES=${3:-0.25 1}
+nconf=$((4 * $(echo "$SCALES" | wc -w)))
 W=$B/tests/workloads/budget
 START=$B/tools/rec-start
 DUMP=$B/tools/rec-dump
@@ -35,14 +41,16 @@ trap 'rm -rf "$tmp"' EXIT
 
 # one_run THROTTLE SCALE -> "sampler_ns samples workload_cpu_ns wall_ns"
 one_run() {
-    local out=$tmp/r.rec t0 t1 pid tid= last=0 v rest
+    local out=$tmp/r.rec t0 t1 pid tid='' last=0 v rest
     rm -f "$out"
     t0=$(date +%s%N)
     "$START" -q -f -t "$1" -o "$out" -- "$W" -s "$2" &
     pid=$!
     while kill -0 $pid 2>/dev/null; do
         if [ -z "$tid" ]; then
-            for d in /proc/[0-9]*/task/*; do
+            # only this run's processes: the machine may run other
+            # recordings at the same time
+            for d in /proc/$pid/task/* $(pgrep -P $pid | sed 's|.*|/proc/&/task/*|'); do
                 [ "$(cat "$d/comm" 2>/dev/null)" = rec-sampler ] || continue
                 tid=$d
             done
@@ -62,13 +70,23 @@ one_run() {
 }
 
 median() { sort -n | awk '{v[NR]=$1} END{print (NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2)}'; }
+# fig FIGURE TOOL UNIT [EXTRA] < values: as bench_fig in lib.sh
+fig() {
+    if [ -z "${BENCH_TSV:-}" ]; then cat > /dev/null; return 0; fi
+    sort -g | awk -v f="$1" -v t="$2" -v u="$3" -v x="${4:-}" '
+        NF { v[++n] = $1 }
+        END { if (!n) exit
+              m = n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
+              printf "%s\t%s\t%s\t%d\t%.6g\t%.6g\t%.6g\t%s\n", f, t, u, n, m, v[1], v[n], x }' \
+        >> "$BENCH_TSV"
+}
 
 echo "# 1. sampler thread CPU (median of $RUNS runs per configuration)"
 printf '%-6s %-5s %10s %8s %10s %9s\n' throttle scale sampler_us samples wall_ms us/sample
 : > "$tmp/all"
 : > "$tmp/med"
 for thr in 10s 10ms 1ms 200us; do
-    for sc in 0.25 1; do
+    for sc in $SCALES; do
         : > "$tmp/cfg"
         for _ in $(seq "$RUNS"); do
             r=$(one_run $thr $sc)
@@ -95,7 +113,11 @@ awk '{ x[1]=1; x[2]=$6/1e9; x[3]=($4>0); x[4]=$4; y=$3;
        printf "a (start/stop, fixed)        = %7.0f us\n", A[1,5]/1000
        printf "b (drain wake-ups, per sec)  = %7.0f us/s\n", A[2,5]/1000
        printf "d (first symbolization)      = %7.0f us\n", A[3,5]/1000
-       printf "c (per sample)               = %7.2f us\n", A[4,5]/1000 }' "$tmp/med"
+       printf "c (per sample)               = %7.2f us\n", A[4,5]/1000 }' "$tmp/med" | tee "$tmp/fit"
+sed -n 's/^c (per sample) *= *\([0-9.-]*\) us/\1/p' "$tmp/fit" |
+    fig "sampler thread CPU per sample (fit)" rec µs "n=$((RUNS * nconf)) fit of the medians of $RUNS runs x $nconf configurations (scales $SCALES)"
+sed -n 's/^b (drain wake-ups, per sec) *= *\([0-9.-]*\) us.s/\1/p' "$tmp/fit" |
+    fig "sampler thread wake-ups, CPU µs per second (fit)" rec µs/s "n=$((RUNS * nconf)) fit of the medians of $RUNS runs x $nconf configurations (scales $SCALES)"
 echo
 echo "# 2. handler: microbenchmark (per signal, on the sampled thread)"
 S=$(sed -n 's/^abs_top_srcdir = //p' "$B/Makefile")
@@ -287,21 +309,36 @@ int main(int argc, char **argv)
     return 0;
 }
 EOF
-if ${CC:-cc} -O2 -g -I"$S/libsampler" -I"$B/librecord" -I"$S/librecord" \
+# The microbenchmark needs recs__timer_cookie, which the shared library
+# does not export (only the API is): it links the static archives, with
+# the libraries libtool recorded for them.
+sla=$(ls "$B"/libsampler/libsampler.la "$B"/libsampler/librecsampler.la 2>/dev/null | head -1)
+libs=$(sed -n "s/^dependency_libs='\(.*\)'/\1/p" "$sla" "$B/librecord/librecord.la" |
+       tr ' ' '\n' | sed -n 's|^\(.*\)/\([^/]*\)\.la$|\1/.libs/\2.a|p; /^-l/p' | awk '!seen[$0]++')
+# shellcheck disable=SC2086 # $libs: one word per library
+if [ -n "$sla" ] && ${CC:-cc} -O2 -g -pthread -I"$S/libsampler" -I"$B/librecord" -I"$S/librecord" \
         -o "$tmp/selfcost-handler" "$tmp/selfcost-handler.c" \
-        -L"$B/libsampler/.libs" -L"$B/librecord/.libs" -lrecsampler -lrecord \
-        -Wl,-rpath,"$B/libsampler/.libs:$B/librecord/.libs"; then
-    "$tmp/selfcost-handler" "$tmp/h.rec" 20000 15 2>/dev/null | tee "$tmp/h"
+        "$(dirname "$sla")/.libs/$(basename "$sla" .la).a" "$B/librecord/.libs/librecord.a" $libs; then
+    "$tmp/selfcost-handler" "$tmp/h.rec" 20000 15 2>"$tmp/h.err" | tee "$tmp/h"
+    sed -n 's/.*empty handler \([0-9.-]*\) us.*rec handler \([0-9.-]*\) us.*/\1 \2/p' "$tmp/h.err" |
+        awk '{ print $2 - $1 }' | fig "rec's signal handler itself, per signal (microbenchmark)" rec µs \
+            "rounds at 20000 signals/s; rec handler minus an empty handler"
+    sed -n 's/.*empty handler \([0-9.-]*\) us.*/\1/p' "$tmp/h.err" |
+        fig "signal delivery + empty handler + sigreturn, per signal" "kernel (no profiler)" µs \
+            "rounds at 20000 signals/s; the floor under any signal-based profiler"
 else
     echo "cannot build the microbenchmark"
 fi
 
 echo
-echo "# 3. overhead at 10ms on budget -s 1 (median of the runs)"
+big=${SCALES##* }
+echo "# 3. overhead at 10ms on budget -s $big (median of the runs)"
 h=$(sed -n 's/.*with rec.s handler \([0-9.-]*\) us.*/\1/p' "$tmp/h")
-awk -v h="${h:-0}" '$1 == "10ms" && $2 == 1 {
+awk -v h="${h:-0}" -v big="$big" '$1 == "10ms" && $2 == big {
         printf "%.4f %.3f %d %.3f\n", 100 * ($3 + $4 * h * 1000) / $5, $3 / 1e6, $4, $5 / 1e9 }' \
-    "$tmp/all" | sort -n | awk -v h="${h:-0}" '{ l[NR] = $0 } END { if (!NR) exit;
+    "$tmp/all" | sort -n | tee "$tmp/ovh" | awk -v h="${h:-0}" '{ l[NR] = $0 } END { if (!NR) exit;
         split(l[int((NR + 1) / 2)], m, " ");
         printf "sampler thread %.1f ms + %d signals x %.2f us (delivery + handler), workload %.2f s CPU: overhead %.3f%%\n",
                m[2], m[3], h, m[4], m[1] }'
+awk '{ print $1 }' "$tmp/ovh" | fig "overhead at 10 ms, all in (sampler thread + signals x delivery and handler)" rec % \
+    "budget -s $big; per run: (sampler thread CPU + samples x rec handler) / workload CPU"

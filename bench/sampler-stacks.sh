@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench/sampler-stacks.sh - how often a sample carries its exact call chain.
 #
-#   bench/sampler-stacks.sh [--runs N] [--seconds S] [--throttle T]
+#   bench/sampler-stacks.sh [--runs N] [--seconds S] [--throttle T] [--tsv FILE]
 #
 # Workload: tests/workloads/stacks S (default 1 s of CPU per thread). Its
 # three threads spend almost all their time in one busy function each, with
@@ -17,6 +17,7 @@
 #   rec         rec-start --throttle T (default 1ms)
 #   perf fp     perf record -e cpu-clock -c 1000000 -g (frame pointers)
 #   perf dwarf  perf record -e cpu-clock -c 1000000 --call-graph dwarf
+# shellcheck source=bench/lib.sh
 . "$(dirname "$0")/lib.sh"
 
 secs=1 throttle=1ms
@@ -25,7 +26,8 @@ while [ $# -gt 0 ]; do
     --runs) BENCH_RUNS=$2; shift 2 ;;
     --seconds) secs=$2; shift 2 ;;
     --throttle) throttle=$2; shift 2 ;;
-    *) echo "usage: $0 [--runs N] [--seconds S] [--throttle T]" >&2; exit 2 ;;
+    --tsv) BENCH_TSV=$2; shift 2 ;;
+    *) echo "usage: $0 [--runs N] [--seconds S] [--throttle T] [--tsv FILE]" >&2; exit 2 ;;
     esac
 done
 [ "$BENCH_RUNS" -ge 5 ] || { echo "--runs must be >= 5" >&2; exit 2; }
@@ -98,6 +100,8 @@ for p in rec perf-fp perf-dwarf; do
                                  END { printf "%.1f..%.1f", lo, hi }')
         fl=$(echo "$rows" | awk '$7 > 0 { print $6 / $7 * 100 }' | median)
         table_row "$p $t|$n|$(calc "${pc:-0}" 2)|$rng|$(calc "${fl:-0}" 2)"
+        echo "$rows" | awk '$4 > 0 { print $5 / $4 * 100 }' |
+            bench_fig "exact call chain, $t" "$p" % "target=99%"
     done
 done
 echo

@@ -7,6 +7,7 @@
 # moments (STREAM_KILLS rounds, default 100).
 # Medians over BENCH_RUNS (>= 5) runs. Short runs: a few seconds each.
 # Arguments: the parts to run (synthetic sampler cost kills; default all).
+# shellcheck source=bench/lib.sh
 . "$(dirname "$0")/lib.sh"
 
 SB=$(rec_prog stream-bench)

@@ -16,6 +16,7 @@
 # frame pointers (the handler's walk, signal delivery excluded, median of
 # 5 x 200000 walks); table rows, bytes and build time for libc, libpython
 # (statically in Debian's python3.11) and the workload.
+# shellcheck source=bench/lib.sh
 . "$(dirname "$0")/lib.sh"
 
 secs=0.5

@@ -381,15 +381,19 @@ static void session_close(void)
 
 static int start_config(const recs__config *cfg);
 
-/* Signals blocked: a write beyond RLIMIT_FSIZE raises SIGXFSZ in this
- * thread, the program's; taken back before the mask is restored. */
+/* SIGXFSZ blocked: a write beyond RLIMIT_FSIZE raises it in this thread,
+ * the program's; taken back before the mask is restored. Only SIGXFSZ:
+ * installing the handler reads this thread's mask as the program's
+ * (sigmask.c), so the sampling signal must not be blocked here. */
 int recs__start_config(const recs__config *cfg)
 {
-    sigset_t old;
+    sigset_t old, xfsz;
     bool xf;
     int rc;
 
-    recs__block_async(&old);
+    sigemptyset(&xfsz);
+    sigaddset(&xfsz, SIGXFSZ);
+    recs__real_sigmask(SIG_BLOCK, &xfsz, &old);
     xf = recs__xfsz_pending();
     rc = start_config(cfg);
     recs__xfsz_take(xf);

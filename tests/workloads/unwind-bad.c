@@ -1,7 +1,7 @@
 /*
  * tests/workloads/unwind-bad.c - code that runs with a stack pointer the
  * unwinder cannot trust: first pointing into a heap buffer (outside the
- * thread's stack: the sample must fail), then into a region of the real
+ * thread's stack: the sample keeps its leaf alone), then into a region of the real
  * stack filled with random words, with a random rbp (the walk must end
  * short, on no fault). Both stay writable: the kernel pushes the signal
  * frame there. x86-64 only (exits 77 elsewhere).
