@@ -33,7 +33,6 @@ scale=${1:-0.5} threads=${2:-64} work=${3:-40}
 budget=$(rec_prog tests/workloads/budget)
 recstart=$(rec_prog rec-start)
 reccpu=$(rec_prog rec-cpu)
-recdump=$(rec_prog rec-dump)
 have_perf=1
 command -v perf >/dev/null 2>&1 || have_perf=0
 command -v jq >/dev/null 2>&1 || { echo "bench: needs jq" >&2; exit 1; }

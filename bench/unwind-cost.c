@@ -99,8 +99,8 @@ static int cmd_walk(int depth)
     recs__uw_refresh();
     descend(depth);
     printf("walk depth=%u ns_per_walk=%.3f ns_per_frame=%.3f root=%d\n",
-           frames_seen, median5(per_walk) / 1000.0,
-           median5(per_walk) / 1000.0 / (frames_seen ? frames_seen : 1),
+           frames_seen, (double)median5(per_walk) / 1000.0,
+           (double)median5(per_walk) / 1000.0 / (frames_seen ? frames_seen : 1),
            (int)walk_root);
     return 0;
 }
@@ -158,7 +158,7 @@ static int cmd_tables(int argc, char **argv)
                t ? t->nrows : 0, st.fallback_rows,
                t ? sizeof *t + t->nrows * sizeof t->rows[0] +
                    t->npages * sizeof t->pages[0] : 0,
-               median5(ns) / 1e6);
+               (double)median5(ns) / 1e6);
         free(t);
         elf_end(elf);
         close(fd);
@@ -173,7 +173,7 @@ static int cmd_process(void)
     recs__uw_refresh();
     recs__uw_get_stats(&st);
     printf("process modules=%zu tables=%zu rows=%zu bytes=%zu build_ms=%.3f\n",
-           st.modules, st.tables, st.rows, st.bytes, st.build_ns / 1e6);
+           st.modules, st.tables, st.rows, st.bytes, (double)st.build_ns / 1e6);
     return 0;
 }
 

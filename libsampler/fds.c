@@ -98,7 +98,7 @@ static long next_owned(unsigned from, unsigned last)
                 best = fd;
             break;
         }
-        fd = (fd / RECS_FD_BITS + 1) * RECS_FD_BITS;   /* next word */
+        fd = (unsigned)((fd / RECS_FD_BITS + 1) * RECS_FD_BITS);   /* next word */
     }
     return best;
 }

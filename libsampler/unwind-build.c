@@ -525,8 +525,8 @@ static void do_section(const uint8_t *sec, size_t size, uint64_t vaddr,
         is_cie = eh ? id == 0 : id == 0xffffffffu;
         if (!is_cie) {
             const uint8_t *cp = eh ? body - id : sec + id;
-            struct reader cr;
-            struct cie c;
+            struct reader cr = { 0 };
+            struct cie c = { 0 };
             uint64_t clen, begin, range;
             bool ok = false;
 

@@ -17,7 +17,7 @@ build_pkgs=(build-essential autoconf automake libtool pkg-config
             libcbor-dev liblz4-dev libjansson-dev libelf-dev libdw-dev
             zlib1g-dev)
 # Tests: jq checks rec-dump's NDJSON; time gives bench and tests max RSS.
-test_pkgs=(jq time)
+test_pkgs=(jq time cppcheck shellcheck)
 # Heavy, test-only: headless browser (rec-cpu and rec-flame pages), the
 # real consumers of the export formats (go tool pprof, jfr) and a JSON
 # Schema validator.

@@ -52,13 +52,13 @@ if [ $perf_ok = 1 ]; then
     [ $st = 0 ] && [ "$(settings a.rec engine)" = '"perf-task-clock"' ]
     ok $? "default (auto): perf where allowed"
 else
-    for i in 1 2 3 4 5 6; do skip "perf_event_open not allowed"; done
+    for _ in 1 2 3 4 5 6; do skip "perf_event_open not allowed"; done
 fi
 
 # 3: denied by seccomp (EACCES).
 "$NOPERF" true 2>err
 if [ $? = 77 ]; then
-    for i in 1 2 3 4 5 6 7; do skip "no seccomp: $(cat err)"; done
+    for _ in 1 2 3 4 5 6 7; do skip "no seccomp: $(cat err)"; done
 else
     "$NOPERF" "$REC_START" -o d.rec --engine perf -- "$BUDGET" -s $SCALE >out 2>err
     st=$?

@@ -349,7 +349,7 @@ int start_check_perf(char *msg, size_t msize)
     a.disabled = 1;
     /* The sampler settles for user time only where that is all it gets. */
     for (int ek = 0; ek < 2; ek++) {
-        a.exclude_kernel = (unsigned)ek;
+        a.exclude_kernel = ek ? 1 : 0;
         fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1,
                           PERF_FLAG_FD_CLOEXEC);
         if (fd >= 0) {
