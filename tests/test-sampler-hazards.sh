@@ -109,7 +109,7 @@ check_eval "fork: children stay dormant (no other file)" '[ "$(ls "$T" | grep -c
 run follow REC_FOLLOW_CHILDREN=1 -- "$H/forker" 3
 nchild=$(find "$T" -maxdepth 1 -name 'follow.rec.[0-9]*' | grep -c '\.rec\.[0-9]*$')
 check_eval "follow children: 3 child recordings" '[ $rc = 0 ] && [ "$nchild" = 3 ]' ||
-    { diag "follow: rc=$rc nchild=$nchild"; ls -l "$T" | grep follow | diag_file /dev/stdin 20; diag_file "$T/follow.err" 40; }
+    { diag "follow: rc=$rc nchild=$nchild"; ls -l "$T"/follow.* | diag_file /dev/stdin 20; diag_file "$T/follow.err" 40; }
 okc=1
 for f in "$T"/follow.rec.*; do
     "$CHECK" "$f" >"$T/child.chk" 2>&1 || okc=0
