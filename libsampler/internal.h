@@ -395,6 +395,8 @@ void recs__untracked_scan(void);
 void recs__untracked_poll(void);
 void recs__untracked_emit(void);
 void recs__untracked_reset(void);
+/* untracked.c, on a thread created before the registry existed */
+void recs__untracked_early_thread(void);
 
 /* emit.c */
 void recs__emit_settings(void);

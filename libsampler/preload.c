@@ -84,12 +84,33 @@ static void *trampoline(void *p)
     return tp.fn(tp.arg);
 }
 
+/* A thread created before our constructor (by a library constructor that
+ * ran first) or before recs_start: not sampled (untracked.c), but its exit
+ * is caught to read its CPU clock one last time. */
+static void *early_trampoline(void *p)
+{
+    struct tramp tp = *(struct tramp *)p;
+
+    free(p);
+    recs__untracked_early_thread();
+    return tp.fn(tp.arg);
+}
+
 int pthread_create(pthread_t *th, const pthread_attr_t *attr,
                    void *(*fn)(void *), void *arg)
 {
     struct tramp *tp;
     int rc;
 
+    if (!recs__g.registry && !recs__g.preloaded &&
+        (tp = malloc(sizeof *tp))) {
+        tp->fn = fn;
+        tp->arg = arg;
+        rc = recs__real_pthread_create(th, attr, early_trampoline, tp);
+        if (rc != 0)
+            free(tp);
+        return rc;
+    }
     if (!recs__g.registry || !(tp = malloc(sizeof *tp)))
         return recs__real_pthread_create(th, attr, fn, arg);
     tp->fn = fn;

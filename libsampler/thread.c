@@ -371,15 +371,18 @@ failed:
     return REC_EIO;
 }
 
-/* Stop t's timer at recs_stop, noting the CPU clock just before: the
+/* Stop t's timer at recs_stop, noting the CPU clock just after: the
  * arming ends there, and so does the thread's figure in the recording
- * (its snapshot ThreadEnd). */
+ * (its snapshot ThreadEnd). After, not before: t may be running on another
+ * CPU, and an expiry between a reading taken first and the pause (the
+ * stopping thread preempted in between, on a busy machine) would be a
+ * sample beyond the thread's figure; every expiry signalled happened
+ * before the pause, so a later reading covers them all, and the CPU time
+ * between the pause and the reading is counted undelivered. */
 void recs__thread_pause_timer(recs__thread *t)
 {
-    uint64_t c = recs__thread_cpu_ns(t);
-
     if (recs__engine_pause(t) == 0) {
-        t->stop_cpu = c;
+        t->stop_cpu = recs__thread_cpu_ns(t);
         t->end_ns = recs__now_ns();
         t->stopped = true;
     }

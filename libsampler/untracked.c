@@ -7,13 +7,19 @@
  * (reason "untracked"), so that the recording's totals stay complete.
  *
  * Found at the start by listing /proc/self/task; their CPU clocks are read
- * at every drain (a thread that ends keeps its last reading) and at the
- * end. All under drain_lock.
+ * at every drain and at the end. A thread that has ended has no clock to
+ * read, and the last drain's reading can be a drain interval old (more on
+ * a busy machine): so the threads created through our pthread_create
+ * before the registry existed read their own clock one last time as they
+ * exit (a key destructor, every exit path), and that reading is the one
+ * kept. All under drain_lock, except recs__untracked_early_thread() and
+ * its destructor, which run on the thread itself.
  */
 #include <config.h>
 #include "internal.h"
 
 #include <dirent.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +34,20 @@ typedef struct untracked {
 static untracked *list;
 static size_t n, cap;
 
+/* Last readings of the early threads that have exited: the slot is taken
+ * with a counter, the tid published last (release) so that a reader that
+ * sees it sees the reading. Only the first threads fit: the others keep
+ * the last drain's reading, as before. */
+#define EARLY_MAX 64
+static struct {
+    _Atomic pid_t tid;
+    uint64_t cpu;
+} early_end[EARLY_MAX];
+static atomic_uint early_used;
+static pthread_key_t early_key;
+static pthread_once_t early_once = PTHREAD_ONCE_INIT;
+static bool early_key_ok;
+
 /* Linux: the CPU clock of any thread of this process, by tid. */
 static bool tid_cpu_ns(pid_t tid, uint64_t *ns)
 {
@@ -38,6 +58,49 @@ static bool tid_cpu_ns(pid_t tid, uint64_t *ns)
         return false;
     *ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
     return true;
+}
+
+static void early_exit(void *arg)
+{
+    pid_t tid = recs__gettid();
+    uint64_t c;
+    unsigned i;
+
+    (void)arg;
+    if (!tid_cpu_ns(tid, &c) ||
+        (i = atomic_fetch_add(&early_used, 1)) >= EARLY_MAX)
+        return;
+    early_end[i].cpu = c;
+    atomic_store_explicit(&early_end[i].tid, tid, memory_order_release);
+}
+
+static void early_key_make(void)
+{
+    early_key_ok = pthread_key_create(&early_key, early_exit) == 0;
+}
+
+/* On a thread created before the registry existed, before its start
+ * routine: have its exit read its CPU clock. */
+void recs__untracked_early_thread(void)
+{
+    pthread_once(&early_once, early_key_make);
+    if (early_key_ok)
+        pthread_setspecific(early_key, &early_key);
+}
+
+/* The reading an early thread made at its exit, if it made one. */
+static bool early_final(pid_t tid, uint64_t *ns)
+{
+    unsigned used = atomic_load(&early_used);
+    bool found = false;
+
+    for (unsigned i = 0; i < used && i < EARLY_MAX; i++)
+        if (atomic_load_explicit(&early_end[i].tid, memory_order_acquire) ==
+            tid) {
+            *ns = early_end[i].cpu;   /* the latest of a reused tid wins */
+            found = true;
+        }
+    return found;
 }
 
 static bool known(pid_t tid)
@@ -117,8 +180,11 @@ void recs__untracked_poll(void)
         }
         if (tid_cpu_ns(list[i].tid, &c))
             list[i].last_cpu = c;
-        else
+        else {
             list[i].gone = true;
+            if (early_final(list[i].tid, &c) && c > list[i].last_cpu)
+                list[i].last_cpu = c;
+        }
     }
 }
 

@@ -108,7 +108,8 @@ check_eval "fork: children stay dormant (no other file)" '[ "$(ls "$T" | grep -c
 # 5: fork with REC_FOLLOW_CHILDREN=1: one recording per child.
 run follow REC_FOLLOW_CHILDREN=1 -- "$H/forker" 3
 nchild=$(find "$T" -maxdepth 1 -name 'follow.rec.[0-9]*' | grep -c '\.rec\.[0-9]*$')
-check_eval "follow children: 3 child recordings" '[ $rc = 0 ] && [ "$nchild" = 3 ]'
+check_eval "follow children: 3 child recordings" '[ $rc = 0 ] && [ "$nchild" = 3 ]' ||
+    { diag "follow: rc=$rc nchild=$nchild"; ls -l "$T"/follow.* | diag_file /dev/stdin 20; diag_file "$T/follow.err" 40; }
 okc=1
 for f in "$T"/follow.rec.*; do
     "$CHECK" "$f" >"$T/child.chk" 2>&1 || okc=0
@@ -188,8 +189,8 @@ for how in _exit _Exit exit_group abort segv; do
     fi
     run "exit$how" -- "$H/exiter" $how 100
     check_eval "$how: status $want (got $rc), recording finished, both threads ended, totals add up" \
-        '[ $rc = $want ] && [ $chk = 0 ] && [ "$(tot ends)" = 2 ] && [ "$(tot usage)" = 1 ] && all_thr stacked_ns'
-    [ $chk = 0 ] || diag_file "$T/exit$how.chk" 200
+        '[ $rc = $want ] && [ $chk = 0 ] && [ "$(tot ends)" = 2 ] && [ "$(tot usage)" = 1 ] && all_thr stacked_ns' ||
+        { diag "exit$how: rc=$rc chk=$chk"; diag_file "$T/exit$how.err"; grep -v "^func" "$T/exit$how.chk" | diag_file /dev/stdin 40; }
 done
 # The same through a shell that ends with _exit (dash).
 run exitsh -- sh -c 'i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done; exit 3'
@@ -234,7 +235,8 @@ check_eval "exit() from a thread: recording finished, its 3 threads end with it"
 run killed REC_FLUSH_INTERVAL=100ms -- "$H/killed" 9 600
 check_eval "SIGKILL: killed" '[ $rc = 137 ]'
 check_eval "SIGKILL: unfinished recording readable with samples" \
-    '[ $chk = 0 ] && [ "$(tot samples)" -gt 0 ] && [ "$(tot usage)" = 0 ]'
+    '[ $chk = 0 ] && [ "$(tot samples)" -gt 0 ] && [ "$(tot usage)" = 0 ]' ||
+    { diag "killed: chk=$chk"; diag_file "$T/killed.err"; grep -v "^func" "$T/killed.chk" | diag_file /dev/stdin 40; }
 
 # 14: SIGTERM with the default action: finished, then the same death.
 run termed -- "$H/killed" 15 300
@@ -444,8 +446,8 @@ check_eval "exit() in a handler that interrupted recs_drain: no hang, recording 
 # not sampled, but said so and its CPU time reported lost (untracked).
 run early LD_LIBRARY_PATH="$H/.libs:$LD_LIBRARY_PATH" -- "$H/.libs/earlymain"
 check_eval "thread started before the sampler: warned, its CPU time reported lost (untracked)" \
-    '[ $rc = 0 ] && [ $chk = 0 ] && grep -q "started before rec could follow" "$T/early.err" && [ "$(tot untracked_ns)" -gt 200000000 ]'
-[ $chk = 0 ] || diag_file "$T/early.chk" 200
+    '[ $rc = 0 ] && [ $chk = 0 ] && grep -q "started before rec could follow" "$T/early.err" && [ "$(tot untracked_ns)" -gt 200000000 ]' ||
+    { diag "early: rc=$rc chk=$chk untracked_ns=$(tot untracked_ns)"; diag_file "$T/early.err"; diag_file "$T/early.chk" 200; }
 
 # 25: a program that closes every fd and reuses the numbers: rec never
 # writes into its files (recording fd and REC_STATUS_FD).

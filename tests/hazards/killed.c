@@ -1,10 +1,14 @@
-/* killed SIG [MS]: burn in two threads for MS ms of wall time, then raise
- * SIG (SIGKILL: no chance to finish; SIGTERM: default action, which the
- * sampler intercepts to finish the file first). */
+/* killed SIG [MS]: burn in two threads for MS ms of wall time, and on
+ * until the recording holds samples (SIGKILL: no chance to finish;
+ * SIGTERM: default action, which the sampler intercepts to finish the
+ * file first). */
+#include <dlfcn.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <rec/sampler.h>
 #include "hazard.h"
 
 static void *spin(void *arg)
@@ -13,6 +17,42 @@ static void *spin(void *arg)
     for (;;)
         hz_work(20000);
     return NULL;
+}
+
+static off_t size_of(const char *path)
+{
+    struct stat st;
+    return path && stat(path, &st) == 0 ? st.st_size : -1;
+}
+
+/* Under rec: true once samples have been written and a flush has come
+ * since. MS of wall time alone is not enough on a busy machine: the
+ * threads may not have run a period each, nor the sampler thread flushed,
+ * before the signal. Resolved at run time: rec preloads the library. */
+static bool flushed_samples(void)
+{
+    static void (*get_stats)(recs_stats *);
+    static bool looked;
+    static off_t at = -1;
+    const char *out = getenv("REC_OUTPUT");
+    recs_stats st;
+
+    if (!looked) {
+        get_stats = (void (*)(recs_stats *))dlsym(RTLD_DEFAULT,
+                                                  "recs_get_stats");
+        looked = true;
+    }
+    if (!get_stats || !out)
+        return true;
+    if (at < 0) {
+        get_stats(&st);
+        if (st.samples == 0)
+            return false;
+        /* Written to the chunk; on disk at the next flush. */
+        at = size_of(out);
+        return false;
+    }
+    return size_of(out) > at;
 }
 
 int main(int argc, char **argv)
@@ -27,7 +67,8 @@ int main(int argc, char **argv)
     do {
         hz_work(20000);
         clock_gettime(CLOCK_MONOTONIC, &t);
-    } while ((t.tv_sec - t0.tv_sec) * 1e3 + (t.tv_nsec - t0.tv_nsec) / 1e6 < ms);
+    } while ((t.tv_sec - t0.tv_sec) * 1e3 + (t.tv_nsec - t0.tv_nsec) / 1e6 < ms ||
+             !flushed_samples());
     raise(sig);
     return 9;
 }
