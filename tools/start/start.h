@@ -37,4 +37,10 @@ char *start_absolute(const char *path);
  * failure msg says why. */
 int start_check_perf(char *msg, size_t msize);
 
+/* start-summary.c: the closing line of a recording (why: the sampler's
+ * reason for stopping early, or ""), and the descendants' recordings of
+ * this run (run_id) next to it. */
+void start_summarize(const char *path, bool signaled, const char *why);
+void start_summarize_children(const char *path, const char *run_id);
+
 #endif
