@@ -25,7 +25,8 @@
  *   env.c       the environment a process that is not recorded passes on
  *   fds.c       the descriptors rec owns; closefrom/close_range around them
  *   output.c    recording files: exclusive, 0600, relative to a dir fd
- *   status.c    rec-start's status pipe; a failed write said and ended
+ *   status.c    one-line messages (recs__warn), rec-start's status pipe,
+ *               a failed write said at once and the recording ended
  * Turning requests into events (sampler thread, drain_lock held):
  *   drain.c     queues and lost counters -> ThreadStart, CPUTimeSample,
  *               CPUTimeSampleLost, ThreadEnd
@@ -337,7 +338,6 @@ void recs__drain_locked(bool final);
 void recs__chunk_modules(void);
 
 /* sampler.c */
-void recs__warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int  recs__start_config(const recs__config *cfg);
 int  recs__stop(bool from_sampler, bool bounded);
 void recs__config_free(recs__config *cfg);
@@ -370,6 +370,7 @@ void recs__output_discard(const recs__config *cfg, dev_t dev, ino_t ino);
 int  recs__parse_fd_id(const char *v, int *fd, dev_t *dev, ino_t *ino);
 
 /* status.c */
+void recs__warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 extern _Atomic int recs__write_errno;
 void recs__status_send(const char *fmt, ...)
     __attribute__((format(printf, 1, 2)));

@@ -5,7 +5,8 @@
  * limit, an I/O error), said at once and ending the recording cleanly
  * with what fit. The program is not affected: the SIGXFSZ a write beyond
  * RLIMIT_FSIZE raises in the writing thread is taken back when that
- * thread is one of the program's.
+ * thread is one of the program's. And the sampler's one-line messages on
+ * standard error (recs__warn).
  */
 #include <config.h>
 #include "internal.h"
@@ -88,5 +89,31 @@ void recs__xfsz_take(bool was_pending)
     sigemptyset(&set);
     sigaddset(&set, SIGXFSZ);
     while (sigtimedwait(&set, NULL, &zero) < 0 && errno == EINTR)
+        ;
+}
+
+/* Our lines land in the middle of the program's stderr: they say who
+ * writes them (rec-start's sampler, or libsampler linked by the program)
+ * and in which process, and are exactly one line each, written at once,
+ * whatever the paths or values they quote hold; never on stdout. */
+void recs__warn(const char *fmt, ...)
+{
+    char buf[512];
+    va_list ap;
+    int n = snprintf(buf, sizeof buf, "%s (pid %d): ",
+                     recs__g.preloaded ? "rec-start: sampler" : "libsampler",
+                     (int)getpid());
+    int head = n;
+
+    va_start(ap, fmt);
+    n += vsnprintf(buf + n, sizeof buf - (size_t)n - 1, fmt, ap);
+    va_end(ap);
+    if (n > (int)sizeof buf - 2)
+        n = (int)sizeof buf - 2;
+    for (int i = head; i < n; i++)
+        if ((unsigned char)buf[i] < 0x20 || buf[i] == 0x7f)
+            buf[i] = '?';
+    buf[n++] = '\n';
+    while (write(STDERR_FILENO, buf, (size_t)n) < 0 && errno == EINTR)
         ;
 }
