@@ -313,6 +313,8 @@ void recs__sigmask_adopt(int inherited_view);
 int  recs__sigmask_before_exec(void);
 void recs__sigmask_after_exec(int token);
 bool recs__tid_blocks_signal(pid_t tid);
+/* sig set in a mask line ("SigBlk", "SigPnd") of the thread's status. */
+bool recs__task_signal(pid_t tid, const char *line, int sig);
 
 /* exit.c. Our own system calls bypass the interposed syscall(). */
 void recs__exit_finish(void);

@@ -559,23 +559,7 @@ static void emit_usage(void)
 /* True if the sampling signal is pending for thread tid. */
 static bool signal_pending(pid_t tid)
 {
-    char path[64], buf[4096], *p;
-    unsigned long long mask;
-    ssize_t n;
-    int fd;
-
-    snprintf(path, sizeof path, "/proc/self/task/%d/status", (int)tid);
-    if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-        return false;
-    n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n <= 0)
-        return false;
-    buf[n] = '\0';
-    if (!(p = strstr(buf, "\nSigPnd:")))
-        return false;
-    mask = strtoull(p + 8, NULL, 16);
-    return (mask >> (recs__g.signo - 1)) & 1;
+    return recs__task_signal(tid, "SigPnd", recs__g.signo);
 }
 
 /* Stop the timers, giving a signal already pending in a thread a moment

@@ -385,21 +385,21 @@ int epoll_pwait(int epfd, struct epoll_event *ev, int maxevents, int timeout,
     return rc;
 }
 
-/* Signal-safe enough for the drain: does thread tid block the sampling
- * signal for real (a raw system call, a thread rec did not start)? Read
- * from /proc/self/task/TID/status (SigBlk, hexadecimal, signal n is bit
- * n - 1). Outside every lock. */
-bool recs__tid_blocks_signal(pid_t tid)
+/* Whether signal sig is set in the mask line ("SigBlk", "SigPnd") of
+ * /proc/self/task/TID/status (hexadecimal, signal n is bit n - 1). Not
+ * signal-safe; called outside every lock. */
+bool recs__task_signal(pid_t tid, const char *line, int sig)
 {
-    char path[64], buf[2048];
-    int fd, s = ours();
+    char path[64], key[16], buf[4096];
+    int fd;
     ssize_t n;
     const char *p;
     unsigned long long mask;
 
-    if (s <= 0 || s > 64)
+    if (sig <= 0 || sig > 64)
         return false;
     snprintf(path, sizeof path, "/proc/self/task/%d/status", (int)tid);
+    snprintf(key, sizeof key, "\n%s:", line);
     if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
         return false;
     n = read(fd, buf, sizeof buf - 1);
@@ -407,10 +407,17 @@ bool recs__tid_blocks_signal(pid_t tid)
     if (n <= 0)
         return false;
     buf[n] = '\0';
-    if (!(p = strstr(buf, "\nSigBlk:")))
+    if (!(p = strstr(buf, key)))
         return false;
-    mask = strtoull(p + 8, NULL, 16);
-    return (mask >> (s - 1)) & 1;
+    mask = strtoull(p + strlen(key), NULL, 16);
+    return (mask >> (sig - 1)) & 1;
+}
+
+/* Does thread tid block the sampling signal for real (a raw system call,
+ * a thread rec did not start)? For the drain. */
+bool recs__tid_blocks_signal(pid_t tid)
+{
+    return recs__task_signal(tid, "SigBlk", ours());
 }
 
 /* posix_spawn (interposed in preload.c): a child that does not set its
