@@ -253,6 +253,40 @@ void cli_chunk_order_error(const char *prog, const char *path,
                            const rec_chunk_info *info, uint64_t prev_start_ns);
 
 /* ------------------------------------------------------------------ */
+/* Event types a tool folds (cli-types.c).                             */
+/* ------------------------------------------------------------------ */
+
+#define CLI_KIND_FIELDS 5
+
+/* A tool's kinds of event, indexed by its own enum: index 0 is "any other
+ * type" (no name); each names the event type and up to five fields. */
+typedef struct cli_kind {
+    const char *type;
+    const char *fields[CLI_KIND_FIELDS];
+} cli_kind;
+
+/* A type resolved: its kind (0: other) and the indexes of the kind's
+ * fields in it (-1: absent in this schema). */
+typedef struct cli_type_slot {
+    const rec_type *type;
+    int kind;
+    long f[CLI_KIND_FIELDS];
+} cli_type_slot;
+
+/* The slot of type in a direct-mapped cache of nslots, resolved on a
+ * miss. Type pointers are valid within a chunk: zero the cache when the
+ * chunk changes. */
+const cli_type_slot *cli_type_lookup(cli_type_slot *slots, size_t nslots,
+                                     const rec_type *type,
+                                     const cli_kind *kinds, size_t nkinds);
+
+/* Fields of rec_event_values() by index f (-1: absent): a non-negative
+ * integer, and a boolean (absent or not boolean: false). */
+bool cli_value_uint(const rec_value *v, uint64_t *out);
+bool cli_field_uint(const rec_value *vals, long f, uint64_t *out);
+bool cli_field_bool(const rec_value *vals, long f);
+
+/* ------------------------------------------------------------------ */
 /* Chunk tracking.                                                     */
 /* ------------------------------------------------------------------ */
 

@@ -18,24 +18,19 @@
 
 enum ekind { K_OTHER, K_SAMPLE, K_LOST, K_TSTART, K_TEND, K_USAGE, K_PINFO };
 
-/* Field slots per kind, by position in these name lists. */
-static const char *const fields_of[][5] = {
-    [K_SAMPLE] = { "eventThread", "samplingPeriod", "failed", "biased",
-                   "stackTrace" },
-    [K_LOST]   = { "eventThread", "lostSamples", "lostTime" },
-    [K_TSTART] = { "eventThread", "cpuTime" },
-    [K_TEND]   = { "eventThread", "cpuTime", "snapshot" },
-    [K_USAGE]  = { "userTime", "systemTime" },
-    [K_PINFO]  = { "processId" },
+/* The event types rec-cpu folds and the fields it reads, by kind. */
+static const cli_kind kinds[] = {
+    [K_SAMPLE] = { "CPUTimeSample", { "eventThread", "samplingPeriod",
+                                      "failed", "biased", "stackTrace" } },
+    [K_LOST]   = { "CPUTimeSampleLost", { "eventThread", "lostSamples",
+                                          "lostTime" } },
+    [K_TSTART] = { "ThreadStart", { "eventThread", "cpuTime" } },
+    [K_TEND]   = { "ThreadEnd", { "eventThread", "cpuTime", "snapshot" } },
+    [K_USAGE]  = { "ProcessUsage", { "userTime", "systemTime" } },
+    [K_PINFO]  = { "ProcessInfo", { "processId" } },
 };
 
 #define TYPE_SLOTS 64
-
-typedef struct type_slot {
-    const rec_type *type;
-    enum ekind kind;
-    long f[5];
-} type_slot;
 
 /* Pool-type field indexes, cached by pool type pointer. */
 typedef struct pool_fields {
@@ -50,7 +45,7 @@ typedef struct reader_ctx {
     cpu_model *m;
     cpu_input *in;
     const char *prog;
-    type_slot types[TYPE_SLOTS];
+    cli_type_slot types[TYPE_SLOTS];
     pool_fields pf;
     cli_map threads;            /* Thread entry pointer -> thread index */
     cli_map stacks;             /* StackTrace entry pointer -> stack id */
@@ -71,50 +66,12 @@ static void reset_chunk(reader_ctx *c)
     cli_map_clear(&c->stacks);
 }
 
-static const type_slot *lookup_type(reader_ctx *c, const rec_type *type)
+static const cli_type_slot *lookup_type(reader_ctx *c, const rec_type *type)
 {
-    type_slot *s = &c->types[((uintptr_t)type >> 4) % TYPE_SLOTS];
-    if (s->type == type)
-        return s;
-    static const struct { const char *name; enum ekind kind; } names[] = {
-        { "CPUTimeSample", K_SAMPLE }, { "CPUTimeSampleLost", K_LOST },
-        { "ThreadStart", K_TSTART }, { "ThreadEnd", K_TEND },
-        { "ProcessUsage", K_USAGE }, { "ProcessInfo", K_PINFO },
-    };
-    const char *name = rec_type_name(type);
-    s->type = type;
-    s->kind = K_OTHER;
-    for (size_t i = 0; name && i < sizeof names / sizeof *names; i++)
-        if (strcmp(name, names[i].name) == 0)
-            s->kind = names[i].kind;
-    for (size_t i = 0; i < 5; i++) {
-        const char *f = fields_of[s->kind][i];
-        s->f[i] = f ? rec_type_field_index(type, f) : -1;
-    }
-    return s;
+    return cli_type_lookup(c->types, TYPE_SLOTS, type, kinds,
+                           sizeof kinds / sizeof *kinds);
 }
 
-/* Event fields are read in place: vals is rec_event_values() of an event
- * whose type gave the index f (or -1), so f is in range. */
-static bool get_uint(const rec_value *vals, long f, uint64_t *out)
-{
-    if (f < 0)
-        return false;
-    const rec_value *v = &vals[f];
-    if (v->kind == REC_UINT)
-        *out = v->v.u;
-    else if (v->kind == REC_INT && v->v.i >= 0)
-        *out = (uint64_t)v->v.i;
-    else
-        return false;
-    return true;
-}
-
-/* Missing booleans (an older schema) read as false. */
-static bool get_bool(const rec_value *vals, long f)
-{
-    return f >= 0 && vals[f].kind == REC_BOOL && vals[f].v.b;
-}
 
 static bool entry_uint(const rec_entry *e, long f, uint64_t *out)
 {
@@ -373,7 +330,7 @@ static int hot_sample(reader_ctx *c, cpu_thread *t, const rec_value *vals,
 static int fold(reader_ctx *c, const rec_event *ev)
 {
     cpu_model *m = c->m;
-    const type_slot *s = lookup_type(c, rec_event_type(ev));
+    const cli_type_slot *s = lookup_type(c, rec_event_type(ev));
     if (s->kind == K_OTHER)
         return 0;
     uint64_t ts = rec_event_time_ns(ev);
@@ -382,13 +339,13 @@ static int fold(reader_ctx *c, const rec_event *ev)
 
     switch (s->kind) {
     case K_PINFO:
-        if (get_uint(vals, s->f[0], &a)) {
+        if (cli_field_uint(vals, s->f[0], &a)) {
             c->pid = a;
             c->have_pid = true;
         }
         return 0;
     case K_USAGE:
-        if (get_uint(vals, s->f[0], &a) && get_uint(vals, s->f[1], &b))
+        if (cli_field_uint(vals, s->f[0], &a) && cli_field_uint(vals, s->f[1], &b))
             cpu_model_usage(m, c->have_pid ? c->pid : 0, ts, a, b);
         else
             c->skipped++;
@@ -408,12 +365,12 @@ static int fold(reader_ctx *c, const rec_event *ev)
     case K_SAMPLE: {
         if (!cpu_model_in_range(m, ts))
             return 0;
-        if (!get_uint(vals, s->f[1], &a)) {
+        if (!cli_field_uint(vals, s->f[1], &a)) {
             c->skipped++;
             return 0;
         }
-        bool failed = get_bool(vals, s->f[2]);
-        int rc = cpu_model_sample(m, t, ts, a, failed, get_bool(vals, s->f[3]));
+        bool failed = cli_field_bool(vals, s->f[2]);
+        int rc = cpu_model_sample(m, t, ts, a, failed, cli_field_bool(vals, s->f[3]));
         if (rc == 0 && m->opt.hot)
             rc = hot_sample(c, t, vals, s->f[4], failed, a);
         return rc;
@@ -421,14 +378,14 @@ static int fold(reader_ctx *c, const rec_event *ev)
     case K_LOST:
         if (!cpu_model_in_range(m, ts))
             return 0;
-        if (!get_uint(vals, s->f[1], &a))
+        if (!cli_field_uint(vals, s->f[1], &a))
             a = 0;
-        if (!get_uint(vals, s->f[2], &b))
+        if (!cli_field_uint(vals, s->f[2], &b))
             b = 0;      /* JFR-style loss without CPU time */
         cpu_model_lost(m, t, ts, a, b);
         return 0;
     case K_TSTART: {
-        if (!get_uint(vals, s->f[1], &a)) {
+        if (!cli_field_uint(vals, s->f[1], &a)) {
             c->skipped++;
             return 0;
         }
@@ -440,11 +397,11 @@ static int fold(reader_ctx *c, const rec_event *ev)
         return rc;
     }
     case K_TEND:
-        if (!get_uint(vals, s->f[1], &a)) {
+        if (!cli_field_uint(vals, s->f[1], &a)) {
             c->skipped++;
             return 0;
         }
-        return cpu_model_thread_end(m, t, ts, a, get_bool(vals, s->f[2]));
+        return cpu_model_thread_end(m, t, ts, a, cli_field_bool(vals, s->f[2]));
     default:
         return 0;
     }

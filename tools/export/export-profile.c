@@ -170,25 +170,21 @@ static long pseudo_stack(xp_profile *p, const char *s)
 
 enum ekind { K_OTHER, K_SAMPLE, K_LOST, K_MODULE, K_SETTINGS };
 
-typedef struct type_slot {
-    const rec_type *type;
-    enum ekind kind;
-    long f[5];
-} type_slot;
-
-static const char *const fields_of[][5] = {
-    [K_SAMPLE] = { "eventThread", "samplingPeriod", "failed", "biased",
-                   "stackTrace" },
-    [K_LOST] = { "eventThread", "lostSamples", "lostTime", "reason" },
-    [K_MODULE] = { "module" },
-    [K_SETTINGS] = { "samplingPeriod" },
+/* The event types the exports fold and the fields they read, by kind. */
+static const cli_kind kinds[] = {
+    [K_SAMPLE] = { "CPUTimeSample", { "eventThread", "samplingPeriod",
+                                      "failed", "biased", "stackTrace" } },
+    [K_LOST] = { "CPUTimeSampleLost", { "eventThread", "lostSamples",
+                                        "lostTime", "reason" } },
+    [K_MODULE] = { "ModuleLoad", { "module" } },
+    [K_SETTINGS] = { "RecordingSettings", { "samplingPeriod" } },
 };
 
 #define TYPE_SLOTS 64
 
 typedef struct rctx {
     xp_profile *p;
-    type_slot types[TYPE_SLOTS];
+    cli_type_slot types[TYPE_SLOTS];
     cli_map threads;            /* Thread entry -> thread index + 1 (0 no) */
     cli_map stacks;             /* StackTrace entry -> stack id */
     cli_map frames;             /* Frame entry -> frame id */
@@ -197,48 +193,12 @@ typedef struct rctx {
     uint64_t since, until;
 } rctx;
 
-static const type_slot *lookup_type(rctx *c, const rec_type *type)
+static const cli_type_slot *lookup_type(rctx *c, const rec_type *type)
 {
-    type_slot *s = &c->types[((uintptr_t)type >> 4) % TYPE_SLOTS];
-    if (s->type == type)
-        return s;
-    static const struct { const char *name; enum ekind kind; } names[] = {
-        { "CPUTimeSample", K_SAMPLE }, { "CPUTimeSampleLost", K_LOST },
-        { "ModuleLoad", K_MODULE }, { "RecordingSettings", K_SETTINGS },
-    };
-    const char *name = rec_type_name(type);
-    s->type = type;
-    s->kind = K_OTHER;
-    for (size_t i = 0; name && i < sizeof names / sizeof *names; i++)
-        if (strcmp(name, names[i].name) == 0)
-            s->kind = names[i].kind;
-    for (size_t i = 0; i < 5; i++) {
-        const char *f = fields_of[s->kind][i];
-        s->f[i] = f ? rec_type_field_index(type, f) : -1;
-    }
-    return s;
+    return cli_type_lookup(c->types, TYPE_SLOTS, type, kinds,
+                           sizeof kinds / sizeof *kinds);
 }
 
-static bool val_uint(const rec_value *v, uint64_t *out)
-{
-    if (v->kind == REC_UINT)
-        *out = v->v.u;
-    else if (v->kind == REC_INT && v->v.i >= 0)
-        *out = (uint64_t)v->v.i;
-    else
-        return false;
-    return true;
-}
-
-static bool get_uint(const rec_value *vals, long f, uint64_t *out)
-{
-    return f >= 0 && val_uint(&vals[f], out);
-}
-
-static bool get_bool(const rec_value *vals, long f)
-{
-    return f >= 0 && vals[f].kind == REC_BOOL && vals[f].v.b;
-}
 
 /* Field of a pool entry by name (types are few: a lookup per use is
  * cheap next to the caches that make it rare). */
@@ -269,7 +229,7 @@ static uint64_t entry_uint(const rec_entry *e, const char *name)
     rec_value v;
     uint64_t u = 0;
     if (entry_field(e, name, &v))
-        val_uint(&v, &u);
+        cli_value_uint(&v, &u);
     return u;
 }
 
@@ -285,7 +245,7 @@ static long event_thread(rctx *c, const rec_value *vals, long f)
     rec_value v;
     long idx = -1;
     uint64_t tid, pid = entry_uint(e, "processId");
-    if (entry_field(e, "osThreadId", &v) && val_uint(&v, &tid)) {
+    if (entry_field(e, "osThreadId", &v) && cli_value_uint(&v, &tid)) {
         long name = entry_string(p, e, "name");
         if (name < 0)
             return name;
@@ -414,7 +374,7 @@ static int add_module(rctx *c, const rec_value *vals, long f)
 static int fold(rctx *c, const rec_event *ev)
 {
     xp_profile *p = c->p;
-    const type_slot *s = lookup_type(c, rec_event_type(ev));
+    const cli_type_slot *s = lookup_type(c, rec_event_type(ev));
     if (s->kind == K_OTHER)
         return 0;
     const rec_value *vals = rec_event_values(ev);
@@ -422,7 +382,7 @@ static int fold(rctx *c, const rec_event *ev)
     if (s->kind == K_MODULE)
         return add_module(c, vals, s->f[0]);
     if (s->kind == K_SETTINGS) {
-        if (!p->period_ns && get_uint(vals, s->f[0], &a))
+        if (!p->period_ns && cli_field_uint(vals, s->f[0], &a))
             p->period_ns = a;
         return 0;
     }
@@ -440,15 +400,15 @@ static int fold(rctx *c, const rec_event *ev)
     xp_event e = { .thread = (uint32_t)t, .ts_ns = ts };
     long st;
     if (s->kind == K_SAMPLE) {
-        if (!get_uint(vals, s->f[1], &a)) {
+        if (!cli_field_uint(vals, s->f[1], &a)) {
             p->skipped++;
             return 0;
         }
         e.kind = XP_SAMPLE;
         e.ns = a;
         e.count = 1;
-        e.failed = get_bool(vals, s->f[2]);
-        e.biased = get_bool(vals, s->f[3]);
+        e.failed = cli_field_bool(vals, s->f[2]);
+        e.biased = cli_field_bool(vals, s->f[3]);
         long f = s->f[4];
         if (e.failed)
             st = pseudo_stack(p, "[failed]");
@@ -459,9 +419,9 @@ static int fold(rctx *c, const rec_event *ev)
         p->sampled_ns += a;
         p->samples++;
     } else {
-        if (!get_uint(vals, s->f[1], &a))
+        if (!cli_field_uint(vals, s->f[1], &a))
             a = 0;
-        if (!get_uint(vals, s->f[2], &b))
+        if (!cli_field_uint(vals, s->f[2], &b))
             b = 0;
         e.kind = XP_LOST;
         e.ns = b;

@@ -1,0 +1,54 @@
+/*
+ * tools/cli/cli-types.c - the event types a tool folds, resolved once per
+ * type pointer (valid within a chunk): which of the tool's kinds it is and
+ * the indexes of the fields that kind reads. And reading those fields out
+ * of rec_event_values().
+ */
+#include <config.h>
+
+#include <string.h>
+
+#include "cli.h"
+
+const cli_type_slot *cli_type_lookup(cli_type_slot *slots, size_t nslots,
+                                     const rec_type *type,
+                                     const cli_kind *kinds, size_t nkinds)
+{
+    cli_type_slot *s = &slots[((uintptr_t)type >> 4) % nslots];
+    const char *name;
+
+    if (s->type == type)
+        return s;
+    name = rec_type_name(type);
+    s->type = type;
+    s->kind = 0;
+    for (size_t i = 1; name && i < nkinds; i++)
+        if (kinds[i].type && strcmp(name, kinds[i].type) == 0)
+            s->kind = (int)i;
+    for (size_t i = 0; i < CLI_KIND_FIELDS; i++) {
+        const char *f = kinds[s->kind].fields[i];
+        s->f[i] = f ? rec_type_field_index(type, f) : -1;
+    }
+    return s;
+}
+
+bool cli_value_uint(const rec_value *v, uint64_t *out)
+{
+    if (v->kind == REC_UINT)
+        *out = v->v.u;
+    else if (v->kind == REC_INT && v->v.i >= 0)
+        *out = (uint64_t)v->v.i;
+    else
+        return false;
+    return true;
+}
+
+bool cli_field_uint(const rec_value *vals, long f, uint64_t *out)
+{
+    return f >= 0 && cli_value_uint(&vals[f], out);
+}
+
+bool cli_field_bool(const rec_value *vals, long f)
+{
+    return f >= 0 && vals[f].kind == REC_BOOL && vals[f].v.b;
+}
