@@ -8,18 +8,20 @@
 #    ends with _exit too: --follow-children, every file checked). For
 #    every thread, |sampled + lost - kernel CPU| against
 #    max(period + 4 ms, 1% of its CPU); the recording must be finished.
-# 2. Flush interval cost: tests/workloads/sigblock (2 x 1.5 s) at 1 ms with
-#    --flush-interval 1s, 100ms and 20ms: process CPU (user+sys) and file
-#    size, medians.
+# 2. Flush interval cost: tests/workloads/sigblock (2 x 1.5 s) at 1 ms and
+#    10 ms with --flush-interval 1s, 100ms, 20ms and without (the default):
+#    process CPU (user+sys), the sampler thread's CPU and file size,
+#    medians.
 # 3. SIGKILL at a random moment (0.3 to 2.3 s into a 2 x 3 s run): the
 #    CPU time in the recording (samples + lost, read up to the last flush)
 #    as a share of the kernel's figure read just before the kill (sum of
 #    /proc/PID/task/*/schedstat but rec's sampler thread), with the
 #    default flush interval.
-# Medians over RUNS (>= 5). Prints the load average before and after.
+# PARTS=13 (say) runs only those parts. Medians over RUNS (>= 5). Prints the load average before and after.
 set -u
 B=$(cd "${1:-_build}" && pwd)
 RUNS=${2:-5}
+PARTS=${PARTS:-123}   # PARTS=3: only the SIGKILL part
 START=$B/tools/rec-start
 CHECK=$B/tests/sampler-check
 tmp=$(mktemp -d)
@@ -31,6 +33,7 @@ field() { sed -n "s/^total .*\\<$1=\\([0-9]*\\).*/\\1/p" "$2"; }
 echo "# $(date -u +%FT%TZ) $(uname -r) $(nproc) cpus runs=$RUNS load: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # 1. _exit, directly and through sh -c.
+if [[ $PARTS == *1* ]]; then
 for how in direct "sh -c"; do
     : >"$tmp/runs"
     for _ in $(seq "$RUNS"); do
@@ -63,21 +66,50 @@ for how in direct "sh -c"; do
         "$(awk '{ print $2 }' "$tmp/runs" | median)" "$(awk '{ print $3 }' "$tmp/runs" | sort -u | tr '\n' ' ')" \
         "$(awk '{ s += $4 } END { print s }' "$tmp/runs")" "$RUNS"
 done
+fi
 
-# 2. Flush interval cost.
-for fl in 1s 100ms 20ms; do
-    : >"$tmp/runs"
-    for _ in $(seq "$RUNS"); do
-        rm -f "$tmp/f.rec"
-        /usr/bin/time -f '%U %S' -o "$tmp/time" "$START" -q -t 1ms --flush-interval $fl \
-            -o "$tmp/f.rec" -- "$B/tests/workloads/sigblock" mask 2 1500 >/dev/null
-        echo "$(awk '{ print $1 + $2 }' "$tmp/time") $(stat -c %s "$tmp/f.rec")" >>"$tmp/runs"
+# 2. Flush interval cost. "default": no --flush-interval (the short cadence
+#    while samples arrive). The sampler thread's own CPU is read from
+#    /proc/PID/task/TID/schedstat, polled every 10 ms until the end.
+sampler_cpu() { # PID: prints the rec-sampler thread's last CPU figure (ns)
+    local pid=$1 last=0 tid='' v rest d
+    while kill -0 "$pid" 2>/dev/null; do
+        if [ -z "$tid" ]; then
+            for d in $(pgrep -P "$pid" | sed 's|.*|/proc/&/task/*|'); do
+                [ "$(cat "$d/comm" 2>/dev/null)" = rec-sampler ] && tid=$d
+            done
+        fi
+        if [ -n "$tid" ] && read -r v rest 2>/dev/null <"$tid/schedstat"; then
+            last=$v
+        fi
+        sleep 0.01
     done
-    printf 'flush %-6s process CPU %s s, file %s bytes (medians)\n' $fl \
-        "$(awk '{ print $1 }' "$tmp/runs" | median)" "$(awk '{ print $2 }' "$tmp/runs" | median)"
+    echo "$last"
+}
+if [[ $PARTS == *2* ]]; then
+for thr in 1ms 10ms; do
+    for fl in 1s 100ms 20ms default; do
+        : >"$tmp/runs"
+        opt="--flush-interval $fl"
+        [ $fl = default ] && opt=
+        for _ in $(seq "$RUNS"); do
+            rm -f "$tmp/f.rec"
+            # shellcheck disable=SC2086
+            /usr/bin/time -f '%U %S' -o "$tmp/time" "$START" -q -t $thr $opt \
+                -o "$tmp/f.rec" -- "$B/tests/workloads/sigblock" mask 2 1500 >/dev/null &
+            sc=$(sampler_cpu $!)
+            wait
+            echo "$(awk '{ print $1 + $2 }' "$tmp/time") $(stat -c %s "$tmp/f.rec") $sc" >>"$tmp/runs"
+        done
+        printf 'throttle %-4s flush %-7s process CPU %s s, sampler thread %s ms, file %s bytes (medians)\n' $thr $fl \
+            "$(awk '{ print $1 }' "$tmp/runs" | median)" \
+            "$(awk '{ print $3 / 1e6 }' "$tmp/runs" | median)" "$(awk '{ print $2 }' "$tmp/runs" | median)"
+    done
 done
+fi
 
 # 3. SIGKILL at a random moment.
+if [[ $PARTS == *3* ]]; then
 : >"$tmp/runs"
 for _ in $(seq "$RUNS"); do
     rm -f "$tmp/k.rec"
@@ -100,4 +132,5 @@ for _ in $(seq "$RUNS"); do
 done
 printf 'SIGKILL: recorded/kernel CPU %s (median; runs: %s)\n' \
     "$(awk '{ print $1 }' "$tmp/runs" | median)" "$(awk '{ printf "%s@%ss ", $1, $2 }' "$tmp/runs")"
+fi
 echo "# load after: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -302,15 +302,17 @@ void recs__chunk_modules(void)
 }
 
 /* One pass over every thread; drain_lock held. final: the session ends
- * (no handler runs any more): snapshot the live threads. */
-void recs__drain_locked(bool final)
+ * (no handler runs any more): snapshot the live threads. Returns how many
+ * samples, lost counts and thread starts and ends it took: the sampler
+ * thread's cadence follows it. */
+uint64_t recs__drain_locked(bool final)
 {
     recs__thread *dead;
-    uint64_t scan_before = last_bscan_ns;
+    uint64_t scan_before = last_bscan_ns, news = 0;
     bool scanned;
 
     if (!recs__g.st)
-        return;
+        return 0;
     scan_blocked(final);
     scanned = last_bscan_ns != scan_before || final;
     recs__chunk_modules();
@@ -326,8 +328,12 @@ void recs__drain_locked(bool final)
         collect(t, true, final, scanned);
     pthread_mutex_unlock(&recs__g.reg_lock);
 
-    for (size_t i = 0; i < nitems; i++)
+    for (size_t i = 0; i < nitems; i++) {
+        news += items[i].nreq + items[i].start + items[i].end;
+        for (int r = 0; r < RECS_LOST_NREASONS; r++)
+            news += items[i].lost_n[r];
         resolve_refs(&items[i]);
+    }
     for (size_t i = 0; i < nitems; i++)
         emit_item(&items[i]);
     /* Modules the symbolizer found on its own rescans (dlopen). */
@@ -340,5 +346,6 @@ void recs__drain_locked(bool final)
         recs__thread_free(dead);
         dead = next;
     }
+    return news;
 }
 

@@ -73,8 +73,15 @@
 #define RECS_DEAD_WAKE       32
 /* What a SIGKILL can cost: the samples since the last flush. The drain
  * wakes up this often anyway, and the flush then costs one lz4 block and
- * one write (bench/sampler-exits.sh). */
+ * one write (bench/sampler-exits.sh). With the default (no flush interval
+ * asked for: flush_auto), a wake-up that found samples is followed by
+ * another after RECS_BUSY_NS, which flushes what it finds: a SIGKILL then
+ * costs ~RECS_BUSY_NS of samples; an idle process (nothing new) goes back
+ * to the long nap. */
 #define RECS_FLUSH_DEFAULT_NS 100000000ull
+#ifndef RECS_BUSY_NS
+#define RECS_BUSY_NS         10000000ull
+#endif
 #define RECS_REEVAL_NS       100000000ull    /* rate re-evaluation */
 #define RECS_THREAD_BYTES    (64u << 10)     /* per-thread memory budget */
 #define RECS_STOP_WAIT_NS    2000000000ull   /* bounded stop: exit, exec */
@@ -159,6 +166,8 @@ typedef struct recs__config {
     unsigned depth;
     uint64_t max_chunk_bytes;
     uint64_t flush_ns;
+    bool flush_auto;               /* no interval asked for: RECS_BUSY_NS
+                                      while samples arrive */
     int signo;
     unsigned queue_capacity;       /* 0: from the period */
     int engine;                    /* requested: RECS_ENGINE_* */
@@ -336,7 +345,7 @@ void recs__install_fatal_handlers(void);
 bool recs__handler_replaced(void);
 
 /* drain.c */
-void recs__drain_locked(bool final);
+uint64_t recs__drain_locked(bool final);
 void recs__chunk_modules(void);
 
 /* sampler.c */

@@ -84,6 +84,7 @@ static int config_from_options(recs__config *cfg, const recs_options *o)
     cfg->max_chunk_bytes = o->max_chunk_bytes;
     cfg->flush_ns = o->flush_interval_ns ? o->flush_interval_ns
                                          : RECS_FLUSH_DEFAULT_NS;
+    cfg->flush_auto = !o->flush_interval_ns;
     if (cfg->flush_ns < 10000000ull)
         cfg->flush_ns = 10000000ull;
     cfg->signo = o->signo ? o->signo : SIGPROF;
@@ -264,14 +265,18 @@ static void stop_timers_hijacked(void)
 
 static void *sampler_main(void *arg)
 {
+    bool busy = false;
+
     (void)arg;
     while (!atomic_load(&recs__g.quit)) {
         struct timespec until;
-        uint64_t now;
+        uint64_t now, news;
 
         /* A flush interval shorter than the nap is honoured. */
         uint64_t nap = recs__g.cfg.flush_ns && recs__g.cfg.flush_ns < RECS_DRAIN_MAX_NS ?
                        recs__g.cfg.flush_ns : RECS_DRAIN_MAX_NS;
+        if (busy)
+            nap = RECS_BUSY_NS;
 
         clock_gettime(CLOCK_MONOTONIC, &until);
         until.tv_nsec += (long)nap;
@@ -313,9 +318,11 @@ static void *sampler_main(void *arg)
          * tables. */
         recs__uw_reclaim();
         pthread_mutex_lock(&recs__g.drain_lock);
-        recs__drain_locked(false);
+        news = recs__drain_locked(false);
         recs__untracked_poll();
-        if (recs__g.w && now - recs__g.last_flush_ns >= recs__g.cfg.flush_ns) {
+        busy = recs__g.cfg.flush_auto && news;
+        if (recs__g.w && (busy ||
+                          now - recs__g.last_flush_ns >= recs__g.cfg.flush_ns)) {
             recs__g.last_flush_ns = now;
             if (rec_writer_flush(recs__g.w) < 0)
                 recs__write_failed(errno);

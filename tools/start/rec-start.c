@@ -71,7 +71,8 @@ static void usage(FILE *f)
 "                           over the machine (500/s); default 10ms\n"
 "  -d, --stack-depth N      frames per sample, 1..1024 (default 64)\n"
 "      --max-chunk-size S   start a new chunk above S bytes (64M)\n"
-"      --flush-interval T   data readable within T (default 100ms)\n"
+"      --flush-interval T   data readable within T (default: 10ms while\n"
+"                           sampling, 100ms when idle)\n"
 "      --signal SIG         sampling signal (default SIGPROF)\n"
 "      --engine E           auto (default), perf (perf_event task-clock per\n"
 "                           thread) or timer (CPU-time timers)\n"
@@ -421,7 +422,12 @@ static int child_env(const struct opts *o, const char *output, const char *lib)
     rc |= setenv(REC_ENV_FOLLOW_CHILDREN, o->follow ? "1" : "0", 1);
     rc |= setenv(REC_ENV_THROTTLE, o->throttle ? o->throttle : "10ms", 1);
     rc |= setenv(REC_ENV_STACK_DEPTH, o->depth ? o->depth : "64", 1);
-    rc |= setenv(REC_ENV_FLUSH_INTERVAL, o->flush ? o->flush : "100ms", 1);
+    /* None asked for: the sampler's default (a short cadence while
+     * samples arrive, libsampler(3)). */
+    if (o->flush)
+        rc |= setenv(REC_ENV_FLUSH_INTERVAL, o->flush, 1);
+    else
+        unsetenv(REC_ENV_FLUSH_INTERVAL);
     rc |= setenv(REC_ENV_STACK_WALKER, o->walker ? o->walker : "cfi", 1);
     if (o->max_chunk)
         rc |= setenv(REC_ENV_MAX_CHUNK_SIZE, o->max_chunk, 1);
