@@ -8,6 +8,7 @@
 #   tree on the same workload, for before/after; perf as usual)
 #   SHORT_THREADS=N: N threads instead of 2000 (a loaded machine)
 #   NO_PERF=1: rec only
+#   ENGINES="perf timer": rec's engines measured (rec-start --engine)
 #
 # rec: share of the recorded CPU time (all periods + lost) in samples with
 # a stack, the lost time by reason, and the recorded total against the
@@ -24,6 +25,7 @@ PERIOD=${3:-10ms}
 START=${REC_START:-$B/tools/rec-start}
 CHECK=$B/tests/sampler-check
 W=$B/bench/short-threads
+ENGINES=${ENGINES:-perf timer}
 N=${SHORT_THREADS:-2000}     # threads in all (the CPU time scales with it)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -33,21 +35,23 @@ field() { sed -n "s/^total .*\\<$1=\\([0-9]*\\).*/\\1/p" "$2"; }
 period_ns=$(awk -v p=$PERIOD 'BEGIN { n = p + 0; if (p ~ /us$/) n *= 1000; else if (p ~ /ms$/) n *= 1000000; else n *= 1000000000; print n }')
 
 echo "# $(date -u +%FT%TZ) $(uname -r) $(nproc) cpus runs=$RUNS period=$PERIOD HZ=$(grep -m1 '^CONFIG_HZ=' "/boot/config-$(uname -r)" 2>/dev/null | cut -d= -f2) load: $(cut -d' ' -f1-3 /proc/loadavg)"
-: >"$tmp/rec"
-for _ in $(seq "$RUNS"); do
-    rm -f "$tmp/r.rec"
-    /usr/bin/time -f '%U %S' -o "$tmp/time" "$START" -q -t $PERIOD -o "$tmp/r.rec" -- "$W" $N 50 20
-    "$CHECK" "$tmp/r.rec" >"$tmp/chk" 2>&1
-    "$B/tools/rec-summary" "$tmp/r.rec" | grep "without stacks" >"$tmp/line"
-    echo "$(field stacked_ns "$tmp/chk") $(field period_ns "$tmp/chk") $(field lost_ns "$tmp/chk") $(awk '{ print ($1 + $2) * 1e9 }' "$tmp/time") $(field undelivered "$tmp/chk") $(field unsafe "$tmp/chk")" >>"$tmp/rec"
+for engine in $ENGINES; do
+    : >"$tmp/rec"
+    for _ in $(seq "$RUNS"); do
+        rm -f "$tmp/r.rec"
+        /usr/bin/time -f '%U %S' -o "$tmp/time" "$START" -q --engine $engine -t $PERIOD -o "$tmp/r.rec" -- "$W" $N 50 20
+        "$CHECK" "$tmp/r.rec" >"$tmp/chk" 2>&1
+        "$B/tools/rec-summary" "$tmp/r.rec" | grep "without stacks" >"$tmp/line"
+        echo "$(field stacked_ns "$tmp/chk") $(field period_ns "$tmp/chk") $(field lost_ns "$tmp/chk") $(awk '{ print ($1 + $2) * 1e9 }' "$tmp/time") $(field undelivered "$tmp/chk") $(field unsafe "$tmp/chk")" >>"$tmp/rec"
+    done
+    printf 'rec %s engine, %s: share with stacks %s of recorded CPU (runs: %s); stacked / workers'"'"' CPU ('"$N"' x 20 ms) %s; recorded/process CPU %s; lost undelivered %s, unsafe %s samples (medians)\n' \
+        $engine $PERIOD "$(awk '{ print $1 / ($2 + $3) }' "$tmp/rec" | median)" \
+        "$(awk '{ printf "%.3f ", $1 / ($2 + $3) }' "$tmp/rec")" \
+        "$(awk -v n=$N '{ print $1 / (n * 0.02e9) }' "$tmp/rec" | median)" \
+        "$(awk '{ print ($2 + $3) / $4 }' "$tmp/rec" | median)" \
+        "$(awk '{ print $5 }' "$tmp/rec" | median)" "$(awk '{ print $6 }' "$tmp/rec" | median)"
+    echo "rec-summary says (last run): $(cat "$tmp/line")"
 done
-printf 'rec  %s: share with stacks %s of recorded CPU (runs: %s); stacked / workers'"'"' CPU ('"$N"' x 20 ms) %s; recorded/process CPU %s; lost undelivered %s, unsafe %s samples (medians)\n' \
-    $PERIOD "$(awk '{ print $1 / ($2 + $3) }' "$tmp/rec" | median)" \
-    "$(awk '{ printf "%.3f ", $1 / ($2 + $3) }' "$tmp/rec")" \
-    "$(awk -v n=$N '{ print $1 / (n * 0.02e9) }' "$tmp/rec" | median)" \
-    "$(awk '{ print ($2 + $3) / $4 }' "$tmp/rec" | median)" \
-    "$(awk '{ print $5 }' "$tmp/rec" | median)" "$(awk '{ print $6 }' "$tmp/rec" | median)"
-echo "rec-summary says (last run): $(cat "$tmp/line")"
 if [ -z "${NO_PERF:-}" ] && command -v perf >/dev/null 2>&1 && perf record -q -e cpu-clock -c 1000000 -o "$tmp/p.data" true 2>/dev/null; then
     : >"$tmp/perf"
     for _ in $(seq "$RUNS"); do

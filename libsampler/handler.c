@@ -300,6 +300,11 @@ static void on_signal(int sig, siginfo_t *si, void *ucv)
      * (REC_QUEUE_CAPACITY=1, tests) is left to the timeout. */
     if (t->q.capacity >= 2 && t->q.count == t->q.capacity / 2)
         sem_post(&recs__g.wake);
+    /* The first sample after an idle spell: the short cadence starts now
+     * rather than at the end of a long nap (one post per idle spell). */
+    else if (atomic_load_explicit(&recs__g.idle_nap, memory_order_relaxed) &&
+             atomic_exchange(&recs__g.idle_nap, 0))
+        sem_post(&recs__g.wake);
     recs__queue_unlock(&t->q);
 out:
     atomic_fetch_sub(&recs__g.inflight, 1);

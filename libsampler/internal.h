@@ -77,7 +77,7 @@
  * asked for: flush_auto), a wake-up that found samples is followed by
  * another after RECS_BUSY_NS, which flushes what it finds: a SIGKILL then
  * costs ~RECS_BUSY_NS of samples; an idle process (nothing new) goes back
- * to the long nap. */
+ * to the long nap, from which its next sample wakes the sampler thread. */
 #define RECS_FLUSH_DEFAULT_NS 100000000ull
 #ifndef RECS_BUSY_NS
 #define RECS_BUSY_NS         10000000ull
@@ -214,6 +214,8 @@ typedef struct recs__global {
     pthread_t sampler;
     bool sampler_started;
     _Atomic int quit;
+    _Atomic int idle_nap;          /* the sampler thread naps long: the
+                                      next sample wakes it (handler.c) */
     bool preloaded;                /* by rec-start (LD_PRELOAD, REC_OUTPUT):
                                       names our messages */
     bool exiting;                  /* the session ends with the process:

@@ -265,7 +265,7 @@ static void stop_timers_hijacked(void)
 
 static void *sampler_main(void *arg)
 {
-    bool busy = false;
+    bool busy = recs__g.cfg.flush_auto;   /* the start is busy */
 
     (void)arg;
     while (!atomic_load(&recs__g.quit)) {
@@ -277,6 +277,7 @@ static void *sampler_main(void *arg)
                        recs__g.cfg.flush_ns : RECS_DRAIN_MAX_NS;
         if (busy)
             nap = RECS_BUSY_NS;
+        atomic_store(&recs__g.idle_nap, recs__g.cfg.flush_auto && !busy);
 
         clock_gettime(CLOCK_MONOTONIC, &until);
         until.tv_nsec += (long)nap;
@@ -289,6 +290,7 @@ static void *sampler_main(void *arg)
             ;
         /* Several handlers may have asked at once: one drain serves all.
          * (quit and the fatal signal are flags, read below.) */
+        atomic_store(&recs__g.idle_nap, 0);
         while (sem_trywait(&recs__g.wake) == 0)
             ;
         if (atomic_load(&recs__fatal_sig)) {
