@@ -75,7 +75,8 @@ sampler_cpu() { # PID: prints the rec-sampler thread's last CPU figure (ns)
     local pid=$1 last=0 tid='' v rest d
     while kill -0 "$pid" 2>/dev/null; do
         if [ -z "$tid" ]; then
-            for d in $(pgrep -P "$pid" | sed 's|.*|/proc/&/task/*|'); do
+            # time -> rec-start -> the program
+            for d in $(pgrep -P "$(pgrep -P "$pid" | paste -sd,)" 2>/dev/null | sed 's|.*|/proc/&/task/*|'); do
                 [ "$(cat "$d/comm" 2>/dev/null)" = rec-sampler ] && tid=$d
             done
         fi

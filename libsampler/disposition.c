@@ -5,13 +5,107 @@
  * signal the program's action is kept aside (handler.c forwards to it the
  * signals rec did not send) and reported back as if installed; for the
  * signals whose default action rec replaced to finish the recording, the
- * default is reported until the program sets its own. Not signal context.
+ * default is reported until the program sets its own.
+ *
+ * A program's handler whose sa_mask holds the sampling signal (a full set
+ * is common) would block it while the handler runs: that CPU time would be
+ * lost as "blocked". Such a handler is installed behind wrap_handler with
+ * the sampling signal left out of the kernel's sa_mask; the wrapper makes
+ * the program's view of its mask block it meanwhile (sigmask.c), as the
+ * kernel would have, and sigaction() reports the action as the program
+ * set it. Not signal context, but for wrap_handler.
  */
 #include <config.h>
 #include "internal.h"
 
 #include <errno.h>
 #include <string.h>
+
+/* The wrapped handlers, two slots per signal: sigaction() fills the one
+ * not in use, then publishes it, so that a wrapper running meanwhile (on
+ * this thread too) reads a whole entry. */
+typedef struct wrapped {
+    void (*fn)(int, siginfo_t *, void *);
+    bool siginfo;
+} wrapped;
+static wrapped wslot[NSIG][2];
+static _Atomic int wcur[NSIG];
+/* What the program set, reported back while the wrapper is installed. */
+static struct sigaction wset[NSIG];
+static pthread_mutex_t wlock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Signal-safe. */
+static void wrap_handler(int sig, siginfo_t *si, void *uc)
+{
+    const wrapped *w = &wslot[sig][atomic_load(&wcur[sig])];
+    int view = recs__sigmask_hold();
+
+    if (w->siginfo)
+        w->fn(sig, si, uc);
+    else
+        ((void (*)(int))(void (*)(void))w->fn)(sig);
+    recs__sigmask_release(view);
+}
+
+static bool needs_wrap(int sig, const struct sigaction *act)
+{
+    int s = recs__g.signo;
+
+    return act && s > 0 && sig > 0 && sig < NSIG && sig != s &&
+           recs__is_handler(act) && sigismember(&act->sa_mask, s) == 1;
+}
+
+/* libc's sigaction for a signal that is not the sampling one, with the
+ * sampling signal kept out of a handler's kernel sa_mask. */
+static int prog_sigaction(int sig, const struct sigaction *act,
+                          struct sigaction *oldact)
+{
+    struct sigaction k, prev;
+    const struct sigaction *use = act;
+    int rc;
+
+    if (sig <= 0 || sig >= NSIG)
+        return recs__real_sigaction(sig, act, oldact);
+    pthread_mutex_lock(&wlock);
+    if (needs_wrap(sig, act)) {
+        int next = !atomic_load(&wcur[sig]);
+
+        wslot[sig][next].siginfo = (act->sa_flags & SA_SIGINFO) != 0;
+        wslot[sig][next].fn = (act->sa_flags & SA_SIGINFO) ? act->sa_sigaction
+            : (void (*)(int, siginfo_t *, void *))(void (*)(void))act->sa_handler;
+        atomic_store(&wcur[sig], next);
+        k = *act;
+        sigdelset(&k.sa_mask, recs__g.signo);
+        k.sa_flags |= SA_SIGINFO;
+        k.sa_sigaction = wrap_handler;
+        use = &k;
+    }
+    rc = recs__real_sigaction(sig, use, &prev);
+    if (rc == 0) {
+        /* SA_RESETHAND may have put the default back meanwhile: the
+         * kernel's action is the truth unless it is the wrapper. */
+        if (oldact) {
+            *oldact = prev;
+            if ((prev.sa_flags & SA_SIGINFO) &&
+                prev.sa_sigaction == wrap_handler) {
+                /* As the kernel reports it (SA_RESTORER, no SIGKILL in
+                 * the mask), with the program's handler and signal. */
+                const struct sigaction *p = &wset[sig];
+                oldact->sa_flags = (prev.sa_flags & ~SA_SIGINFO) |
+                                   (p->sa_flags & SA_SIGINFO);
+                if (p->sa_flags & SA_SIGINFO)
+                    oldact->sa_sigaction = p->sa_sigaction;
+                else
+                    oldact->sa_handler = p->sa_handler;
+                sigaddset(&oldact->sa_mask, recs__g.signo);
+            }
+        }
+        if (use == &k)
+            wset[sig] = *act;
+    }
+    pthread_mutex_unlock(&wlock);
+    return rc;
+}
 
 /* Interposed: the program's view of the signals rec uses. */
 int sigaction(int sig, const struct sigaction *act, struct sigaction *oldact)
@@ -38,7 +132,7 @@ int sigaction(int sig, const struct sigaction *act, struct sigaction *oldact)
             }
             return rc;
         }
-        rc = recs__real_sigaction(sig, act, oldact);
+        rc = prog_sigaction(sig, act, oldact);
         if (rc == 0) {
             recs__fatal_disown(sig);
             if (oldact) {
@@ -48,7 +142,7 @@ int sigaction(int sig, const struct sigaction *act, struct sigaction *oldact)
         }
         return rc;
     }
-    return recs__real_sigaction(sig, act, oldact);
+    return prog_sigaction(sig, act, oldact);
 }
 
 /* Interposed: glibc's signal() calls sigaction internally, past the PLT. */

@@ -318,6 +318,8 @@ static inline void recs__signal_rearm(recs__thread *t, const siginfo_t *si)
 int  recs__real_sigmask(int how, const sigset_t *set, sigset_t *old);
 #define pthread_sigmask(h, s, o) recs__real_sigmask(h, s, o)
 int  recs__sigmask_view(void);
+int  recs__sigmask_hold(void);             /* Signal-safe. */
+void recs__sigmask_release(int was);       /* Signal-safe. */
 bool recs__sigmask_defer(int sig, const siginfo_t *si);
 int  recs__sigmask_take(const sigset_t *set, siginfo_t *info);
 void recs__sigmask_adopt(int inherited_view);

@@ -39,6 +39,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <setjmp.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,12 +57,14 @@ typedef int (*ppoll_fn)(struct pollfd *, nfds_t, const struct timespec *,
                         const sigset_t *);
 typedef int (*epoll_pwait_fn)(int, struct epoll_event *, int, int,
                               const sigset_t *);
+typedef void (*longjmp_fn)(struct __jmp_buf_tag *, int);
 
 static sigmask_fn real_psm;
 static sigsuspend_fn real_sigsuspend;
 static pselect_fn real_pselect;
 static ppoll_fn real_ppoll;
 static epoll_pwait_fn real_epoll_pwait;
+static longjmp_fn real_siglongjmp, real_longjmp_chk;
 
 __attribute__((constructor))
 static void sigmask_init(void)
@@ -71,6 +74,9 @@ static void sigmask_init(void)
     real_pselect = (pselect_fn)dlsym(RTLD_NEXT, "pselect");
     real_ppoll = (ppoll_fn)dlsym(RTLD_NEXT, "ppoll");
     real_epoll_pwait = (epoll_pwait_fn)dlsym(RTLD_NEXT, "epoll_pwait");
+    /* Resolved here: siglongjmp runs in signal handlers. */
+    real_siglongjmp = (longjmp_fn)dlsym(RTLD_NEXT, "siglongjmp");
+    real_longjmp_chk = (longjmp_fn)dlsym(RTLD_NEXT, "__longjmp_chk");
 }
 
 /* The program's instances of the sampling signal it has blocked (in its
@@ -126,6 +132,29 @@ static void redeliver(void)
     for (int i = 0; i < n; i++)
         syscall(SYS_rt_tgsigqueueinfo, getpid(), recs__gettid(),
                 stash[i].si_signo, &stash[i]);
+}
+
+/* Signal-safe. A program's handler whose sa_mask holds the sampling signal
+ * runs (disposition.c): the view blocks it meanwhile, as the kernel's mask
+ * would have. Returns what recs__sigmask_release puts back when it
+ * returns (sigreturn restores the interrupted mask). */
+int recs__sigmask_hold(void)
+{
+    int was = view_blocked;
+
+    view_blocked = 1;
+    return was;
+}
+
+/* Signal-safe. */
+void recs__sigmask_release(int was)
+{
+    int err = errno;
+
+    view_blocked = was;
+    if (!was && nstash)
+        redeliver();
+    errno = err;
 }
 
 /* For the sigwait family: take a kept signal in set, if any. */
@@ -449,4 +478,57 @@ int recs__sigmask_spawn(recs__spawn_fn real, pid_t *pid, const char *path,
     posix_spawnattr_setsigmask(&a, &mask);
     posix_spawnattr_setflags(&a, (short)(flags | POSIX_SPAWN_SETSIGMASK));
     return real(pid, path, fa, &a, argv, envp);
+}
+
+/* Signal-safe. The long jumps (longjmp, _longjmp and siglongjmp are one
+ * function in glibc; __longjmp_chk is the fortified one). A jump that
+ * restores a saved mask does it with glibc's internal sigprocmask: the
+ * view becomes the saved mask's (a handler that blocked the sampling
+ * signal in the view is left for good), and a saved mask that blocks the
+ * sampling signal for real (saved while it was: a raw system call) does
+ * not block it again. One that restores no mask leaves the view as it is,
+ * as the kernel leaves the mask. */
+__attribute__((noreturn))
+static void jump(longjmp_fn real, struct __jmp_buf_tag *env, int val)
+{
+    int s = ours();
+
+    if (s > 0 && env->__mask_was_saved) {
+        int blocked = sigismember(&env->__saved_mask, s) == 1;
+
+        view_blocked = blocked;
+        if (blocked) {
+            /* A copy without it: the registers saved do not depend on
+             * where the buffer is. */
+            struct __jmp_buf_tag copy = *env;
+
+            sigdelset(&copy.__saved_mask, s);
+            real(&copy, val);
+        }
+        if (nstash)
+            redeliver();
+    }
+    real(env, val);
+    abort();
+}
+
+void siglongjmp(sigjmp_buf env, int val)
+{
+    jump(real_siglongjmp, env, val);
+}
+
+void longjmp(jmp_buf env, int val)
+{
+    jump(real_siglongjmp, env, val);
+}
+
+void _longjmp(jmp_buf env, int val)
+{
+    jump(real_siglongjmp, env, val);
+}
+
+void __longjmp_chk(sigjmp_buf env, int val);
+void __longjmp_chk(sigjmp_buf env, int val)
+{
+    jump(real_longjmp_chk ? real_longjmp_chk : real_siglongjmp, env, val);
 }

@@ -171,6 +171,20 @@ run maskspawn -- "$H/maskview" spawn 100
 check_eval "posix_spawn child inherits the program's mask, not the sampler's (status $rc)" \
     '[ $rc = 0 ] && [ $chk = 0 ]'
 
+# 9c3: handlers whose sa_mask is a full set (the sampling signal in it):
+# the CPU time inside them is sampled with stacks, not lost as blocked;
+# sigaction and sigprocmask there report what the kernel reports without
+# the sampler (checked by the program, run bare first), also after a
+# siglongjmp out of such a handler.
+"$H/maskview" samask 20 >/dev/null 2>&1
+bare=$?
+run samask -- "$H/maskview" samask 200
+check_eval "full sa_mask handlers: the program's view as without the sampler (bare $bare, sampled $rc)" \
+    '[ $bare = 0 ] && [ $rc = 0 ]'
+check_eval "full sa_mask handlers: their CPU time sampled with stacks in the handler, none lost 'blocked', totals add up" \
+    '[ $chk = 0 ] && [ "$(tot blocked)" = 0 ] && [ "$("$B/tools/rec-dump" --ndjson "$T/samask.rec" | grep -c in_full_mask_handler)" -ge 1 ]'
+[ $chk = 0 ] || diag_file "$T/samask.chk" 200
+
 # 9d: a raw rt_sigprocmask is out of reach: that thread's CPU time is lost
 # with reason "blocked" (and only that thread's).
 run maskraw -- "$H/maskview" raw 200

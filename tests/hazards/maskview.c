@@ -4,11 +4,15 @@
  * a SIGPROF it raises while blocked waits until it unblocks it, or until
  * a sigsuspend admits it), "spawn" (a posix_spawn child inherits the
  * blocked SIGPROF, with and without the sampler) or "raw"
- * (one worker blocks with a raw rt_sigprocmask system call; argv[2]: ms).
+ * (one worker blocks with a raw rt_sigprocmask system call; argv[2]: ms),
+ * "samask" (handlers whose sa_mask is a full set: the main thread burns
+ * CPU in one, and leaves another by siglongjmp; what sigaction and
+ * sigprocmask report there is what the kernel gives without the sampler).
  * Exit 0 if every check held, 10+ the failed check otherwise. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
+#include <setjmp.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -175,6 +179,64 @@ static int spawner(const char *self)
     return 0;
 }
 
+/* Inside a handler whose sa_mask is full: SIGPROF reported blocked. */
+__attribute__((noinline)) static void in_full_mask_handler(int sig)
+{
+    sigset_t cur;
+
+    (void)sig;
+    sigprocmask(SIG_BLOCK, NULL, &cur);
+    if (sigismember(&cur, SIGPROF) != 1 || sigismember(&cur, SIGTERM) != 1)
+        fail(30);
+    hz_burn_ms(ms);
+}
+
+static sigjmp_buf jb;
+
+static void jump_out(int sig)
+{
+    (void)sig;
+    hz_burn_ms(ms / 10);
+    siglongjmp(jb, 1);
+}
+
+static int samask(void)
+{
+    struct sigaction sa, old;
+    sigset_t cur, want;
+
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = in_full_mask_handler;
+    sa.sa_flags = SA_RESTART;
+    sigfillset(&sa.sa_mask);
+    if (sigaction(SIGUSR1, &sa, NULL) != 0 || sigaction(SIGUSR1, NULL, &old) != 0)
+        return 31;
+    /* The kernel keeps SIGKILL and SIGSTOP out of a handler's mask. */
+    want = sa.sa_mask;
+    sigdelset(&want, SIGKILL);
+    sigdelset(&want, SIGSTOP);
+    if (old.sa_handler != in_full_mask_handler || (old.sa_flags & SA_SIGINFO) ||
+        !(old.sa_flags & SA_RESTART) || !same(&old.sa_mask, &want))
+        fail(32);
+    for (int i = 0; i < 3; i++)
+        raise(SIGUSR1);
+    sigprocmask(SIG_BLOCK, NULL, &cur);
+    if (sigismember(&cur, SIGPROF))
+        fail(33);
+    /* The old action returned when it is replaced is the same. */
+    sa.sa_handler = jump_out;
+    if (sigaction(SIGUSR1, &sa, &old) != 0)
+        return 34;
+    if (old.sa_handler != in_full_mask_handler || !same(&old.sa_mask, &want))
+        fail(35);
+    if (!sigsetjmp(jb, 1))
+        raise(SIGUSR1);
+    sigprocmask(SIG_BLOCK, NULL, &cur);
+    if (sigismember(&cur, SIGPROF) || sigismember(&cur, SIGTERM))
+        fail(36);
+    return failed;
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "workers";
@@ -188,6 +250,8 @@ int main(int argc, char **argv)
         return childmask();
     if (!strcmp(mode, "spawn"))
         return spawner(argv[0]);
+    if (!strcmp(mode, "samask"))
+        return samask();
     for (int i = 0; i < n; i++)
         pthread_create(&t[i], NULL,
                        !strcmp(mode, "raw") && i == 0 ? raw_worker : worker,
