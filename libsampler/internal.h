@@ -10,7 +10,8 @@
  *   sigwait.c   sigwait/sigtimedwait/signalfd: our signals kept from the
  *               program's waits
  *   sigmask.c   the program's signal mask: the sampling signal kept open,
- *               the program's view of its mask kept per thread
+ *               the program's view of its mask kept per thread (waits
+ *               with a mask, the long jumps)
  *   exit.c      _exit, _Exit, exit_group: the recording finished first
  * Threads and sessions:
  *   thread.c    per-thread state, registration, armings, teardown

@@ -58,6 +58,8 @@ typedef int (*ppoll_fn)(struct pollfd *, nfds_t, const struct timespec *,
 typedef int (*epoll_pwait_fn)(int, struct epoll_event *, int, int,
                               const sigset_t *);
 typedef void (*longjmp_fn)(struct __jmp_buf_tag *, int);
+typedef int (*epoll_pwait2_fn)(int, struct epoll_event *, int,
+                               const struct timespec *, const sigset_t *);
 
 static sigmask_fn real_psm;
 static sigsuspend_fn real_sigsuspend;
@@ -65,6 +67,7 @@ static pselect_fn real_pselect;
 static ppoll_fn real_ppoll;
 static epoll_pwait_fn real_epoll_pwait;
 static longjmp_fn real_siglongjmp, real_longjmp_chk;
+static epoll_pwait2_fn real_epoll_pwait2;
 
 __attribute__((constructor))
 static void sigmask_init(void)
@@ -74,6 +77,7 @@ static void sigmask_init(void)
     real_pselect = (pselect_fn)dlsym(RTLD_NEXT, "pselect");
     real_ppoll = (ppoll_fn)dlsym(RTLD_NEXT, "ppoll");
     real_epoll_pwait = (epoll_pwait_fn)dlsym(RTLD_NEXT, "epoll_pwait");
+    real_epoll_pwait2 = (epoll_pwait2_fn)dlsym(RTLD_NEXT, "epoll_pwait2");
     /* Resolved here: siglongjmp runs in signal handlers. */
     real_siglongjmp = (longjmp_fn)dlsym(RTLD_NEXT, "siglongjmp");
     real_longjmp_chk = (longjmp_fn)dlsym(RTLD_NEXT, "__longjmp_chk");
@@ -410,6 +414,25 @@ int epoll_pwait(int epfd, struct epoll_event *ev, int maxevents, int timeout,
     }
     wait_enter(mask, &w);
     rc = real_epoll_pwait(epfd, ev, maxevents, timeout, mask);
+    wait_leave(mask, &w);
+    return rc;
+}
+
+/* glibc 2.35 and later; declared here for older headers. */
+int epoll_pwait2(int epfd, struct epoll_event *ev, int maxevents,
+                 const struct timespec *timeout, const sigset_t *mask);
+int epoll_pwait2(int epfd, struct epoll_event *ev, int maxevents,
+                 const struct timespec *timeout, const sigset_t *mask)
+{
+    wait_state w;
+    int rc;
+
+    if (!real_epoll_pwait2) {
+        errno = ENOSYS;
+        return -1;
+    }
+    wait_enter(mask, &w);
+    rc = real_epoll_pwait2(epfd, ev, maxevents, timeout, mask);
     wait_leave(mask, &w);
     return rc;
 }

@@ -162,7 +162,7 @@ check_eval "workers blocking every signal: every thread sampled with stacks, tot
 # 9c: the program's own SIGPROF, raised while it blocks it: held until it
 # unblocks it, pending meanwhile, delivered once.
 run maskown -- "$H/maskview" own 100
-check_eval "program's own signal while blocked: held, pending, delivered once on unblock or sigsuspend (status $rc)" \
+check_eval "program's own signal while blocked: held, pending, delivered once on unblock, sigsuspend or epoll_pwait2 (status $rc)" \
     '[ $rc = 0 ] && [ $chk = 0 ]'
 
 # 9c2: a posix_spawn child that inherits the caller's mask gets the one

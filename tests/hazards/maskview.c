@@ -20,6 +20,7 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "hazard.h"
@@ -127,6 +128,30 @@ static int own(void)
     sigprocmask(SIG_SETMASK, &old, NULL);
     if (handled != 3)
         return 29;
+#if defined(__GLIBC_PREREQ) && __GLIBC_PREREQ(2, 35)
+    {
+        /* epoll_pwait2 admits it like sigsuspend (a kernel without it:
+         * ENOSYS, then the unblock delivers it). */
+        int ep = epoll_create1(0), rc;
+        struct epoll_event ev;
+        struct timespec to = { 5, 0 };
+
+        sigprocmask(SIG_BLOCK, &prof, &old);
+        raise(SIGPROF);
+        if (handled != 3)
+            return 40;
+        rc = epoll_pwait2(ep, &ev, 1, &to, &old);
+        if (rc == -1 && errno == ENOSYS)
+            handled++;
+        else if (rc != -1 || errno != EINTR || handled != 4)
+            return 41;
+        sigprocmask(SIG_BLOCK, NULL, &cur);
+        if (!sigismember(&cur, SIGPROF))
+            return 42;
+        sigprocmask(SIG_SETMASK, &old, NULL);
+        close(ep);
+    }
+#endif
     hz_burn_ms(ms / 4);
     return 0;
 }
