@@ -185,6 +185,15 @@ check_eval "full sa_mask handlers: their CPU time sampled with stacks in the han
     '[ $chk = 0 ] && [ "$(tot blocked)" = 0 ] && [ "$("$B/tools/rec-dump" --ndjson "$T/samask.rec" | grep -c in_full_mask_handler)" -ge 1 ]'
 [ $chk = 0 ] || diag_file "$T/samask.chk" 200
 
+# 9c4: glibc's own mask changes (system, popen, posix_spawn, and a
+# siglongjmp to a mask saved while SIGPROF was blocked by a raw system
+# call, which the kernel alone would restore) leave the sampling signal
+# open: the program reads its real mask from /proc.
+run glibcmask -- "$H/maskview" glibc 100
+check_eval "system, popen, posix_spawn, siglongjmp to a saved raw block: the sampling signal not left blocked (status $rc), totals add up" \
+    '[ $rc = 0 ] && [ $chk = 0 ]'
+[ $chk = 0 ] || diag_file "$T/glibcmask.chk" 200
+
 # 9d: a raw rt_sigprocmask is out of reach: that thread's CPU time is lost
 # with reason "blocked" (and only that thread's).
 run maskraw -- "$H/maskview" raw 200

@@ -7,7 +7,11 @@
  * (one worker blocks with a raw rt_sigprocmask system call; argv[2]: ms),
  * "samask" (handlers whose sa_mask is a full set: the main thread burns
  * CPU in one, and leaves another by siglongjmp; what sigaction and
- * sigprocmask report there is what the kernel gives without the sampler).
+ * sigprocmask report there is what the kernel gives without the sampler),
+ * "glibc" (under the sampler: after glibc's own mask changes, system(),
+ * popen(), posix_spawn() and a siglongjmp to a mask saved while SIGPROF
+ * was blocked by a raw system call, the thread's real mask, read from
+ * /proc, does not block SIGPROF).
  * Exit 0 if every check held, 10+ the failed check otherwise. */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -262,6 +266,60 @@ static int samask(void)
     return failed;
 }
 
+/* SIGPROF in the thread's real mask (SigBlk, hexadecimal, bit n - 1). */
+static int really_blocked(void)
+{
+    char line[256];
+    unsigned long long m = 0;
+    FILE *f = fopen("/proc/thread-self/status", "r");
+
+    if (!f)
+        return -1;
+    while (fgets(line, sizeof line, f))
+        if (!strncmp(line, "SigBlk:", 7))
+            m = strtoull(line + 7, NULL, 16);
+    fclose(f);
+    return (int)((m >> (SIGPROF - 1)) & 1);
+}
+
+static int glibc_masks(const char *self)
+{
+    extern char **environ;
+    sigset_t prof;
+    pid_t pid;
+    char *argv[] = { (char *)self, (char *)"childmask", NULL };
+    FILE *p;
+    int st;
+
+    hz_burn_ms(ms / 4);
+    if (system("true") != 0)
+        return 50;
+    if (really_blocked())
+        return 51;
+    if (!(p = popen("true", "r")) || pclose(p) != 0)
+        return 52;
+    if (really_blocked())
+        return 53;
+    if (posix_spawn(&pid, self, NULL, NULL, argv, environ) != 0 ||
+        waitpid(pid, &st, 0) != pid)
+        return 54;
+    if (really_blocked())
+        return 55;
+    /* A mask saved while SIGPROF was blocked past the interposed calls. */
+    sigemptyset(&prof);
+    sigaddset(&prof, SIGPROF);
+    syscall(SYS_rt_sigprocmask, SIG_BLOCK, &prof, NULL, (size_t)(_NSIG / 8));
+    if (!sigsetjmp(jb, 1)) {
+        syscall(SYS_rt_sigprocmask, SIG_UNBLOCK, &prof, NULL,
+                (size_t)(_NSIG / 8));
+        siglongjmp(jb, 1);
+    }
+    if (really_blocked())
+        return 56;
+    hz_burn_ms(ms / 4);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "workers";
@@ -277,6 +335,8 @@ int main(int argc, char **argv)
         return spawner(argv[0]);
     if (!strcmp(mode, "samask"))
         return samask();
+    if (!strcmp(mode, "glibc"))
+        return glibc_masks(argv[0]);
     for (int i = 0; i < n; i++)
         pthread_create(&t[i], NULL,
                        !strcmp(mode, "raw") && i == 0 ? raw_worker : worker,
