@@ -170,6 +170,9 @@ static void become_root(const char *output, pid_t pid)
     setenv(REC_ENV_OUTPUT, output, 1);
     setenv(REC_ENV_ROOT_PID, buf, 1);
     unsetenv(REC_ENV_APPEND);
+    /* rec-start's status pipe is the root process's: the images this
+     * child execs must not look for it (the fd is long gone). */
+    unsetenv(REC_ENV_STATUS_FD);
 }
 
 static void fork_child(void)
@@ -643,8 +646,10 @@ static void recs__preload_init(void)
         /* FD:DEV:INO: a number alone, inherited from anywhere, could name
          * the program's stdout. Remembered by identity: a program that
          * closes every fd may reuse the number for a file of its own. */
-        if (recs__parse_fd_id(v, &fd, &dev, &ino) == 0 &&
-            fstat(fd, &st) == 0 && st.st_dev == dev && st.st_ino == ino) {
+        if (recs__parse_fd_id(v, &fd, &dev, &ino) < 0) {
+            recs__warn("ignoring REC_STATUS_FD=%s: not FD:DEV:INO", v);
+        } else if (fstat(fd, &st) == 0 && st.st_dev == dev &&
+                   st.st_ino == ino) {
             recs__g.status_fd = fd;
             recs__g.status_dev = st.st_dev;
             recs__g.status_ino = st.st_ino;
@@ -652,10 +657,10 @@ static void recs__preload_init(void)
             /* Not for the program's children; the next image of this
              * process gets it (before_exec). */
             fcntl(fd, F_SETFD, FD_CLOEXEC);
-        } else {
-            recs__warn("ignoring REC_STATUS_FD=%s: not a descriptor rec-start "
-                       "opened", v);
         }
+        /* Else the program closed the descriptor or reused its number
+         * (daemons, shells, subprocess's close_fds): nothing to report
+         * to, and nothing to say on the program's stderr either. */
         /* Each image of the root process (exec) writes its own line;
          * followed children do not report. */
     }

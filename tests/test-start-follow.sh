@@ -25,6 +25,10 @@ expect_status 0 "with --follow-children"
 grep -q "^rec-start: 1 descendant recording: $TMP/f.rec.<pid>" "$TMP/err"
 ok $? "the summary points at the descendant's recording"
 [ $? -eq 0 ] || diag_file "$TMP/err"
+# The child is forked by sh, then execs: its new image is a root of its
+# own and must not look for rec-start's status pipe (closed on exec).
+! grep -q 'REC_STATUS_FD' "$TMP/err"
+ok $? "a followed child that execs says nothing of the status pipe"
 cpid=$(cat "$TMP/out")
 [ -f "$TMP/f.rec" ] && [ -f "$TMP/f.rec.$cpid" ]
 ok $? "the child recorded into f.rec.$cpid"
