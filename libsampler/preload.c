@@ -200,6 +200,7 @@ static void fork_child(void)
     recs__g.st = NULL;
     recs__g.sym = NULL;
     recs__g.sampler_started = false;
+    atomic_store(&recs__g.sampler_cpu_ns, 0);
     recs__g.batch_size = 0;
     recs__fd_disown(recs__g.status_fd);
     recs__g.status_fd = -1;
