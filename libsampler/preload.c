@@ -192,8 +192,9 @@ static void fork_child(void)
     recs__g.ndead = 0;
     atomic_store(&recs__g.running, 0);
     atomic_store(&recs__g.inflight, 0);
-    /* The parent's writer, stream and tables are the parent's: abandoned,
-     * never flushed or closed from here. */
+    /* The parent's writer and stream are the parent's: abandoned, never
+     * flushed or closed from here. The unwind tables describe the same
+     * code here: kept when they can be (recs__uw_fork_child). */
     recs__g.w = NULL;
     recs__fd_disown(recs__g.out_fd);    /* the parent's */
     recs__g.out_fd = -1;
@@ -206,7 +207,7 @@ static void fork_child(void)
     recs__g.status_fd = -1;
     recs__untracked_reset();
     recs__stacks_abandon();
-    recs__uw_abandon();
+    recs__uw_fork_child();
     /* The parent's perf events are its threads': only their fds came
      * along. */
     recs__perf_forget_all();

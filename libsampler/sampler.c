@@ -273,9 +273,7 @@ static uint64_t own_cpu_ns(void)
 static void *sampler_main(void *arg)
 {
     (void)arg;
-    for (;; atomic_store(&recs__g.sampler_cpu_ns, own_cpu_ns())) {
-        if (atomic_load(&recs__g.quit))
-            break;
+    while (!atomic_load(&recs__g.quit)) {
         struct timespec until;
         uint64_t now;
 
@@ -336,7 +334,10 @@ static void *sampler_main(void *arg)
             recs__stop(true, true);
             return NULL;
         }
+        atomic_store(&recs__g.sampler_cpu_ns, own_cpu_ns());
     }
+    /* A stop from another thread joins us next: our last reading. */
+    atomic_store(&recs__g.sampler_cpu_ns, own_cpu_ns());
     return NULL;
 }
 

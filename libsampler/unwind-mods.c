@@ -311,6 +311,17 @@ void recs__uw_abandon(void)
     memset(&stats, 0, sizeof stats);
 }
 
+void recs__uw_fork_child(void)
+{
+    /* Every change to the list is made under uw_lock: free at the fork
+     * means nothing was half done. Held, its owner is gone for good. */
+    if (pthread_mutex_trylock(&uw_lock) != 0) {
+        recs__uw_abandon();
+        return;
+    }
+    pthread_mutex_unlock(&uw_lock);
+}
+
 /* Signal-safe. */
 const recs_uw_set *recs__uw_current(void)
 {

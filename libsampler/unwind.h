@@ -116,6 +116,10 @@ void recs__uw_reclaim(void);
  * them (another thread may have been building one, or held the allocator's
  * lock); the next refresh starts over. */
 void recs__uw_abandon(void);
+/* In a fork child: keep the tables (the child's copy of the same code)
+ * when no other thread was changing them at the fork, so that the child
+ * does not rebuild them all before it runs on; else recs__uw_abandon(). */
+void recs__uw_fork_child(void);
 /* Signal-safe. Ask the sampler thread for a refresh (code outside every
  * known segment was seen). */
 RECS_UW_HIDDEN
