@@ -139,12 +139,14 @@ static void fork_prepare(void)
     pthread_mutex_lock(&recs__g.ctl_lock);
     pthread_mutex_lock(&recs__g.drain_lock);
     pthread_mutex_lock(&recs__g.reg_lock);
+    recs__uw_fork_prepare();
 }
 
 static void fork_parent(void)
 {
     recs__thread *self = recs__self;
 
+    recs__uw_fork_parent();
     pthread_mutex_unlock(&recs__g.reg_lock);
     pthread_mutex_unlock(&recs__g.drain_lock);
     pthread_mutex_unlock(&recs__g.ctl_lock);
