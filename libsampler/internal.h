@@ -214,6 +214,9 @@ typedef struct recs__global {
     pid_t pid;                     /* process that owns the session */
     pthread_t sampler;
     bool sampler_started;
+    /* The sampler thread's CPU clock at its last wake-up: it may be
+     * joined before ProcessUsage is written. */
+    _Atomic uint64_t sampler_cpu_ns;
     _Atomic int quit;
     _Atomic int idle_nap;          /* the sampler thread naps long: the
                                       next sample wakes it (handler.c) */
