@@ -32,6 +32,7 @@
  */
 #include <config.h>
 #include "internal.h"
+#include "fpwalk.h"   /* RECS_NO_SANITIZE */
 
 #undef pthread_sigmask
 
@@ -511,7 +512,9 @@ int recs__sigmask_spawn(recs__spawn_fn real, pid_t *pid, const char *path,
  * sampling signal for real (saved while it was: a raw system call) does
  * not block it again. One that restores no mask leaves the view as it is,
  * as the kernel leaves the mask. */
-__attribute__((noreturn))
+/* Not instrumented: the sanitizer's own longjmp hook cleans the stack
+ * above its frame only, and this one (the copy) lies below it. */
+__attribute__((noreturn)) RECS_NO_SANITIZE
 static void jump(longjmp_fn real, struct __jmp_buf_tag *env, int val)
 {
     int s = ours();
