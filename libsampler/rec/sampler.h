@@ -34,7 +34,8 @@ typedef struct recs_options {
     const char *throttle;        /* "10ms", "500us", "500/s" (NULL: "10ms") */
     unsigned stack_depth;        /* frames per sample (0: 64, max 1024) */
     uint64_t max_chunk_bytes;    /* rotate chunks above this (0: writer default) */
-    uint64_t flush_interval_ns;  /* data visible to readers within (0: 100 ms) */
+    uint64_t flush_interval_ns;  /* data visible to readers within (0: 10 ms
+                                    while samples arrive, 100 ms idle) */
     int signo;                   /* timer signal (0: SIGPROF) */
     unsigned queue_capacity;     /* requests per thread (0: sized from the period) */
     bool append;                 /* append a recording to an existing file */
