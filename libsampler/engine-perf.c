@@ -150,6 +150,7 @@ int recs__perf_create(recs__thread *t, uint64_t period_ns)
     t->perf_id = id;
     t->perf_period = period_ns;
     t->perf_armed = false;
+    atomic_store(&t->perf_first, 0);
     t->engine = RECS_ENGINE_PERF;
     t->has_timer = true;
     return 0;
@@ -159,11 +160,22 @@ int recs__perf_create(recs__thread *t, uint64_t period_ns)
  * it, see recs__signal_rearm); later ones change its period (the next
  * overflow is then a whole period away: what was run of the old one is
  * carried by the arming's origin, see thread.c). */
-int recs__perf_set_period(recs__thread *t, uint64_t period_ns)
+int recs__perf_set_period(recs__thread *t, uint64_t period_ns,
+                          uint64_t first_ns)
 {
     if (!still_ours(t))
         return REC_EIO;
-    if (period_ns != t->perf_period) {
+    if (!t->perf_armed && first_ns && first_ns < period_ns) {
+        /* The first arming: a random first phase, as for a timer (see
+         * thread.c first_phase); the first signal sets the whole period
+         * (recs__signal_rearm). */
+        uint64_t p = first_ns;
+        if (ioctl(t->perf_fd, PERF_EVENT_IOC_PERIOD, &p) != 0)
+            return REC_EIO;
+        t->perf_period = period_ns;
+        atomic_store(&t->perf_first, 1);
+    } else if (period_ns != t->perf_period ||
+               atomic_exchange(&t->perf_first, 0)) {
         uint64_t p = period_ns;
         if (ioctl(t->perf_fd, PERF_EVENT_IOC_PERIOD, &p) != 0)
             return REC_EIO;

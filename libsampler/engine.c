@@ -50,7 +50,7 @@ int recs__engine_create(recs__thread *t, uint64_t period_ns, bool *fallback)
 int recs__engine_settime(recs__thread *t, uint64_t period_ns, uint64_t first_ns)
 {
     if (t->engine == RECS_ENGINE_PERF)
-        return recs__perf_set_period(t, period_ns);
+        return recs__perf_set_period(t, period_ns, first_ns);
     return recs__timer_settime(t, period_ns, first_ns);
 }
 

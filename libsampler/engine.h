@@ -74,7 +74,8 @@ void recs__timer_delete(struct recs__thread *t);
 
 /* engine-perf.c */
 int  recs__perf_create(struct recs__thread *t, uint64_t period_ns);
-int  recs__perf_set_period(struct recs__thread *t, uint64_t period_ns);
+int  recs__perf_set_period(struct recs__thread *t, uint64_t period_ns,
+                           uint64_t first_ns);
 int  recs__perf_pause(struct recs__thread *t);
 void recs__perf_close(struct recs__thread *t);
 /* Fork child: the parent's events are not ours; their fds are closed. */

@@ -119,6 +119,8 @@ typedef struct recs__thread {
      * still pending). */
     _Atomic uint64_t origin_cpu;
     _Atomic int perf_sig_fd;
+    _Atomic int perf_first;        /* the event's period is the short
+                                      first one until its first signal */
 
     /* Registration, under recs__g.reg_lock. */
     struct recs__thread *prev, *next;
@@ -301,7 +303,9 @@ static inline uint64_t recs__signal_periods(recs__thread *t,
     if (!period || clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
         return 1;
     cpu = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-    e = cpu > origin ? (cpu - origin) / period : 0;
+    /* origin may lie before the thread's start (its first phase):
+     * modular arithmetic, as the clock's reading minus the origin. */
+    e = (int64_t)(cpu - origin) > 0 ? (cpu - origin) / period : 0;
     k = atomic_load_explicit(&t->expiries, memory_order_relaxed);
     return e > k ? e - k : 0;
 }
@@ -313,8 +317,15 @@ static inline uint64_t recs__signal_periods(recs__thread *t,
 static inline void recs__signal_rearm(recs__thread *t, const siginfo_t *si)
 {
     if (si->si_code != SI_TIMER && t && t->perf_fd >= 0 &&
-        si->si_fd == t->perf_fd && atomic_load(&recs__g.running))
+        si->si_fd == t->perf_fd && atomic_load(&recs__g.running)) {
+        if (atomic_load_explicit(&t->perf_first, memory_order_relaxed) &&
+            atomic_exchange(&t->perf_first, 0)) {
+            uint64_t p = atomic_load_explicit(&t->period_ns,
+                                              memory_order_relaxed);
+            ioctl(t->perf_fd, PERF_EVENT_IOC_PERIOD, &p);
+        }
         ioctl(t->perf_fd, PERF_EVENT_IOC_REFRESH, 1);
+    }
 }
 
 /* sigmask.c. Our own mask changes bypass the interposed pthread_sigmask

@@ -341,10 +341,11 @@ int recs__thread_arm(recs__thread *t, uint64_t period_ns)
     atomic_store(&t->safe, 1);
     /* ThreadStart's CPU time is the arming's origin: the same reading. */
     t->start_cpu = recs__thread_cpu_ns(t);
-    /* perf signals are not tick-bound: no random phase (its first
-     * overflow is a whole period away whatever first_ns says). */
-    phase = t->engine == RECS_ENGINE_PERF ? 0 : first_phase(t, period_ns);
-    atomic_store(&t->origin_cpu, t->start_cpu);
+    /* A random first phase for both engines: the perf event's first
+     * overflow too would otherwise fall at the end of a thread whose CPU
+     * time is a multiple of the period. */
+    phase = first_phase(t, period_ns);
+    atomic_store(&t->origin_cpu, t->start_cpu - phase);
     if (settime(t, period_ns, period_ns - phase) != 0) {
         atomic_store(&t->safe, 0);
         recs__engine_destroy(t);
