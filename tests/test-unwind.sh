@@ -146,6 +146,15 @@ if command -v strip >/dev/null 2>&1 && command -v nm >/dev/null 2>&1; then
                 ((.stackTrace.frames // []) | map(.function // "?") | join(" "))] | @tsv' \
             "$TMP/strip2.ndjson" >"$TMP/strip2.tsv"
         check_chain strip2 unws-main unws_leaf "^unws_leaf unws_mid unws_run main " 95
+        # The other readers too (exact outputs: tests/test-debug-dir.sh).
+        "$top_builddir/tools/rec-cpu" --hot 3 --debug-dir "$TMP/dbg" \
+            "$TMP/strip.rec" >"$TMP/hot" 2>"$TMP/err" &&
+            grep -q ' unws_leaf$' "$TMP/hot"
+        ok $? "rec-cpu --hot --debug-dir: unws_leaf among the hot functions"
+        "$REC_DUMP" --format collapsed --debug-dir "$TMP/dbg" "$TMP/strip.rec" \
+            >"$TMP/folded" 2>"$TMP/err" &&
+            grep -q ';unws_run;unws_mid;unws_leaf [0-9]*$' "$TMP/folded"
+        ok $? "rec-dump --format collapsed --debug-dir: ...;unws_run;unws_mid;unws_leaf"
     else
         skip "objcopy not installed"
     fi

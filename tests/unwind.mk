@@ -39,5 +39,8 @@ tests_workloads_libunws_la_CFLAGS = $(NOFP_CFLAGS)
 tests_workloads_libunws_la_LDFLAGS = -module -avoid-version -rpath /nowhere \
 	-Wl,--build-id
 
-TESTS += tests/test-unwind-table tests/test-unwind.sh
-dist_check_SCRIPTS += tests/test-unwind.sh
+TESTS += tests/test-unwind-table tests/test-unwind.sh tests/test-debug-dir.sh
+dist_check_SCRIPTS += tests/test-unwind.sh tests/test-debug-dir.sh
+# The readers' --debug-dir on a recording of libunws (tests/mkgolden).
+EXTRA_DIST += tests/data/debug-dir/dump-names.txt \
+	tests/data/debug-dir/collapsed.txt tests/data/debug-dir/cpu-hot.txt
