@@ -17,7 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* DWARF register numbers (x86-64 psABI): rbp, rsp, return address. */
+/* DWARF register numbers (x86-64 psABI): rbx, rbp, rsp. */
+#define DW_BX 3
 #define DW_FP 6
 #define DW_SP 7
 #define STATE_STACK 8            /* DW_CFA_remember_state nesting kept */
@@ -32,7 +33,7 @@ struct regrule {
 struct state {
     int cfa_reg;                 /* -1: expression */
     int64_t cfa_off;
-    struct regrule fp, ra;
+    struct regrule fp, ra, bx;
 };
 
 struct cie {
@@ -256,14 +257,14 @@ static recs_uw_row make_row(const struct state *s, bool signal,
         row.flags = RECS_UW_NONE | RECS_UW_OUTER;
         return row;
     }
-    if (s->cfa_reg == DW_SP)
+    if (s->cfa_reg == DW_SP || s->cfa_reg == DW_BX)
         kind = RECS_UW_SP;
     else if (s->cfa_reg == DW_FP)
         kind = RECS_UW_FP;
     else
         kind = RECS_UW_NONE;
     if (kind != RECS_UW_NONE &&
-        (s->cfa_off < INT32_MIN || s->cfa_off > INT32_MAX ||
+        (s->cfa_off < -RECS_UW_CFA_MAX || s->cfa_off > RECS_UW_CFA_MAX ||
          s->ra.kind != R_OFFSET || s->ra.off < INT8_MIN ||
          s->ra.off > INT8_MAX))
         kind = RECS_UW_NONE;
@@ -274,7 +275,15 @@ static recs_uw_row make_row(const struct state *s, bool signal,
         return row;
     }
     row.cfa_off = (int32_t)s->cfa_off;
+    row.cfa_bx = s->cfa_reg == DW_BX;
     row.ra_off = (int8_t)s->ra.off;
+    if (s->bx.kind == R_OFFSET && s->bx.off % 8 == 0 && s->bx.off != 0 &&
+        s->bx.off >= -128 * 8 && s->bx.off <= 127 * 8) {
+        row.flags |= RECS_UW_BX_SAVED;
+        row.bx_off = (int32_t)(s->bx.off / 8);
+    } else if (s->bx.kind != R_SAME) {
+        row.flags |= RECS_UW_BX_SAVED;      /* bx_off 0: unknown */
+    }
     if (s->fp.kind == R_OFFSET && s->fp.off >= INT16_MIN &&
         s->fp.off <= INT16_MAX) {
         row.flags |= RECS_UW_FP_SAVED;
@@ -288,11 +297,21 @@ static recs_uw_row make_row(const struct state *s, bool signal,
 static void set_reg(struct state *s, uint64_t reg, enum rule kind, int64_t off,
                     unsigned ra_reg)
 {
-    struct regrule *rr = reg == DW_FP ? &s->fp : reg == ra_reg ? &s->ra : NULL;
+    struct regrule *rr = reg == DW_FP ? &s->fp : reg == DW_BX ? &s->bx
+                       : reg == ra_reg ? &s->ra : NULL;
     if (rr) {
         rr->kind = kind;
         rr->off = off;
     }
+}
+
+/* DW_CFA_restore: reg's rule as the CIE's initial instructions left it. */
+static void restore_reg(struct state *s, const struct state *init,
+                        uint64_t reg, unsigned ra_reg)
+{
+    const struct regrule *rr = reg == DW_FP ? &init->fp
+                             : reg == DW_BX ? &init->bx : &init->ra;
+    set_reg(s, reg, rr->kind, rr->off, ra_reg);
 }
 
 /* Run a CFA program. With rs == NULL (the CIE's initial instructions) only
@@ -344,8 +363,7 @@ static bool run_program(const uint8_t *p, const uint8_t *end,
         }
         if (hi == 0xc0) {
             if (init)
-                set_reg(s, low, low == DW_FP ? init->fp.kind : init->ra.kind,
-                        low == DW_FP ? init->fp.off : init->ra.off, c->ra_reg);
+                restore_reg(s, init, low, c->ra_reg);
             continue;
         }
         switch (op) {
@@ -372,8 +390,7 @@ static bool run_program(const uint8_t *p, const uint8_t *end,
         case 0x06:                                   /* restore_extended */
             reg = rd_uleb(&r);
             if (init)
-                set_reg(s, reg, reg == DW_FP ? init->fp.kind : init->ra.kind,
-                        reg == DW_FP ? init->fp.off : init->ra.off, c->ra_reg);
+                restore_reg(s, init, reg, c->ra_reg);
             break;
         case 0x07:                                   /* undefined */
             set_reg(s, rd_uleb(&r), R_UNDEF, 0, c->ra_reg);
@@ -595,7 +612,8 @@ static int cmp_idx(const void *a, const void *b)
 static bool same_rule(const recs_uw_row *a, const recs_uw_row *b)
 {
     return a->cfa_off == b->cfa_off && a->fp_off == b->fp_off &&
-           a->ra_off == b->ra_off &&
+           a->ra_off == b->ra_off && a->cfa_bx == b->cfa_bx &&
+           a->bx_off == b->bx_off &&
            (a->flags & ~RECS_UW_FUNC) == (b->flags & ~RECS_UW_FUNC);
 }
 

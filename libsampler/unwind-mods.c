@@ -346,7 +346,7 @@ void recs__uw_get_stats(recs_uw_stats *st)
 
 /* Signal-safe. */
 unsigned recs__uw_stack(bool cfi, uint64_t pc, uint64_t sp, uint64_t fp,
-                        uint64_t lo, uint64_t hi, uint64_t *out,
+                        uint64_t bx, uint64_t lo, uint64_t hi, uint64_t *out,
                         unsigned max, bool *truncated)
 {
     const recs_uw_set *set = recs__uw_current();
@@ -356,7 +356,7 @@ unsigned recs__uw_stack(bool cfi, uint64_t pc, uint64_t sp, uint64_t fp,
     if (set && !recs__uw_find(set, pc))
         recs__uw_mark_stale();
     if (cfi)
-        return recs__uw_walk(set, pc, sp, fp, lo, hi, out, max, truncated,
+        return recs__uw_walk(set, pc, sp, fp, bx, lo, hi, out, max, truncated,
                              &root);
     n = recs__fp_walk(fp, sp, hi, out, max, truncated);
     if (recs__uw_keep_code(set, out, n) < n) {
