@@ -30,8 +30,13 @@ struct regrule {
     int64_t off;
 };
 
+/* cfa_reg of the PLT's expression: CFA = rsp + 8, + 8 more from byte
+ * plt_split of each 16-byte entry on (after its push). */
+#define CFA_PLT (-2)
+
 struct state {
-    int cfa_reg;                 /* -1: expression */
+    int cfa_reg;                 /* -1: expression, CFA_PLT */
+    int plt_split;
     int64_t cfa_off;
     struct regrule fp, ra, bx;
 };
@@ -305,6 +310,49 @@ static void set_reg(struct state *s, uint64_t reg, enum rule kind, int64_t off,
     }
 }
 
+/* Rows for [from, to) in state s: one, or two per 16-byte PLT entry. */
+static void push_range(struct rows *rs, const struct state *s, bool signal,
+                       uint64_t from, uint64_t to, bool *first, uint32_t seq,
+                       recs_uw_build_stats *st)
+{
+    recs_uw_row row;
+
+    if (s->cfa_reg != CFA_PLT) {
+        row = make_row(s, signal, st);
+        if (*first)
+            row.flags |= RECS_UW_FUNC;
+        *first = false;
+        rows_push(rs, from, &row, seq);
+        return;
+    }
+    struct state e = *s;
+    e.cfa_reg = DW_SP;
+    for (uint64_t a = from; a < to && !rs->nomem;) {
+        uint64_t entry = a & ~(uint64_t)15, split = entry + (uint64_t)s->plt_split;
+        e.cfa_off = a < split ? 8 : 16;
+        row = make_row(&e, signal, st);
+        if (*first)
+            row.flags |= RECS_UW_FUNC;
+        *first = false;
+        rows_push(rs, a, &row, seq);
+        a = a < split ? split : entry + 16;
+    }
+}
+
+/* The expression binutils gives the lazy PLT, CFA = rsp + 8 + ((rip & 15)
+ * >= N) << 3: N, or 0 for any other expression. */
+static int plt_expression(const uint8_t *p, uint64_t len)
+{
+    static const uint8_t head[] = { 0x77, 8, 0x80, 0, 0x3f, 0x1a };
+    static const uint8_t tail[] = { 0x2a, 0x33, 0x24, 0x22 };
+
+    if (len != sizeof head + 1 + sizeof tail || memcmp(p, head, sizeof head) ||
+        memcmp(p + sizeof head + 1, tail, sizeof tail))
+        return 0;
+    uint8_t lit = p[sizeof head];
+    return lit > 0x30 && lit < 0x30 + 16 ? lit - 0x30 : 0;
+}
+
 /* DW_CFA_restore: reg's rule as the CIE's initial instructions left it. */
 static void restore_reg(struct state *s, const struct state *init,
                         uint64_t reg, unsigned ra_reg)
@@ -343,15 +391,10 @@ static bool run_program(const uint8_t *p, const uint8_t *end,
                           c->code_align;
             if (r.bad)
                 break;
-            if (rs && newloc > *loc) {
-                recs_uw_row row = make_row(s, c->signal, st);
-                if (*first)
-                    row.flags |= RECS_UW_FUNC;
-                *first = false;
-                rows_push(rs, *loc, &row, seq);
-            }
             if (newloc > fde_end)
                 newloc = fde_end;
+            if (rs && newloc > *loc)
+                push_range(rs, s, c->signal, *loc, newloc, first, seq, st);
             if (newloc > *loc)
                 *loc = newloc;
             continue;
@@ -439,8 +482,9 @@ static bool run_program(const uint8_t *p, const uint8_t *end,
             uint64_t len = rd_uleb(&r);
             if (r.bad || len > (uint64_t)(r.end - r.p))
                 return false;
+            s->plt_split = plt_expression(r.p, len);
+            s->cfa_reg = s->plt_split ? CFA_PLT : -1;
             r.p += len;
-            s->cfa_reg = -1;
             break;
         }
         case 0x10:                                   /* expression */
@@ -494,12 +538,8 @@ static bool do_fde(const struct cie *c, uint64_t pc_begin, uint64_t range,
     if (!run_program(insns, end, c, &s, &init, &loc, fde_end, rs, seq,
                      &first, st))
         return false;
-    if (loc < fde_end) {
-        row = make_row(&s, c->signal, st);
-        if (first)
-            row.flags |= RECS_UW_FUNC;
-        rows_push(rs, loc, &row, seq);
-    }
+    if (loc < fde_end)
+        push_range(rs, &s, c->signal, loc, fde_end, &first, seq, st);
     memset(&row, 0, sizeof row);
     row.flags = RECS_UW_NONE | RECS_UW_GAP;
     /* After every row of the FDEs that start there (see cmp_rows). */

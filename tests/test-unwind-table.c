@@ -494,6 +494,38 @@ static void test_walk_bx(void)
     free(t);
 }
 
+/* binutils' lazy PLT: plt0 (push; jmp), then 16-byte entries whose CFA
+ * is rsp + 8 before their push (byte 11) and rsp + 16 after. */
+static void test_plt(void)
+{
+    struct buf b = { .n = 0 };
+    recs_uw_build_stats st;
+    recs_uw_table *t;
+    size_t c;
+    int rc;
+    static const uint8_t plt[] = {
+        0x0e, 16, 0x46, 0x0e, 24, 0x4a,
+        0x0f, 11, 0x77, 8, 0x80, 0, 0x3f, 0x1a, 0x3b, 0x2a, 0x33, 0x24, 0x22,
+    };
+
+    c = cie(&b, false, 1);
+    fde(&b, c, 0x2000, 0x40, plt, sizeof plt);
+    t = build(&b, &st, &rc);
+    if (!tap_ok(rc == 0 && t, "PLT table built"))
+        return;
+    tap_ok(is(row_at(t, 0x2000), RECS_UW_SP, 16, -8, 0) &&
+           is(row_at(t, 0x2008), RECS_UW_SP, 24, -8, 0),
+           "plt0: CFA = sp + 16, then sp + 24");
+    bool good = true;
+    for (uint64_t a = 0x2010; a < 0x2040; a++)
+        good = good && is(row_at(t, a), RECS_UW_SP, (a & 15) < 11 ? 8 : 16,
+                          -8, 0);
+    tap_ok(good, "entries: CFA = sp + 8 before the push, sp + 16 after");
+    tap_ok(st.fallback_rows == 0, "no frame-pointer fallback row (%zu)",
+           st.fallback_rows);
+    free(t);
+}
+
 int main(void)
 {
     test_rules();
@@ -501,5 +533,6 @@ int main(void)
     test_pages();
     test_walk();
     test_walk_bx();
+    test_plt();
     return tap_done();
 }
