@@ -61,7 +61,57 @@ struct rows {
     uint64_t *addr;              /* absolute start of each row (pre-base) */
     uint32_t *seq;
     bool nomem;
+    /* [begin, end) of the .eh_frame FDEs, sorted once .debug_frame is
+     * read: its FDEs only fill the gaps (a module may have both for the
+     * same code; .eh_frame is what the program's own unwinder uses). */
+    uint64_t (*eh)[2];
+    size_t neh, capeh;
 };
+
+static void eh_range(struct rows *rs, uint64_t begin, uint64_t end)
+{
+    if (rs->neh == rs->capeh) {
+        size_t cap = rs->capeh ? rs->capeh * 2 : 256;
+        uint64_t (*v)[2] = realloc(rs->eh, cap * sizeof *v);
+        if (!v) {
+            rs->nomem = true;
+            return;
+        }
+        rs->eh = v;
+        rs->capeh = cap;
+    }
+    rs->eh[rs->neh][0] = begin;
+    rs->eh[rs->neh][1] = end;
+    rs->neh++;
+}
+
+static int cmp_range(const void *a, const void *b)
+{
+    const uint64_t *x = a, *y = b;
+    return x[0] < y[0] ? -1 : x[0] > y[0];
+}
+
+/* True if [begin, end) overlaps an .eh_frame FDE (ranges sorted). */
+static bool eh_covers(const struct rows *rs, uint64_t begin, uint64_t end)
+{
+    size_t lo = 0, hi = rs->neh;
+
+    while (lo < hi) {                /* first range starting at >= end */
+        size_t mid = lo + (hi - lo) / 2;
+        if (rs->eh[mid][0] < end)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    /* Ranges may nest or overlap: look back over those that start
+     * before end (FDEs are few per address, the scan stays short). */
+    for (size_t i = lo; i-- > 0;)
+        if (rs->eh[i][1] > begin)
+            return true;
+        else if (lo - i > 64)
+            break;
+    return false;
+}
 
 static uint64_t rd_u(struct reader *r, unsigned n)
 {
@@ -617,10 +667,14 @@ static void do_section(const uint8_t *sec, size_t size, uint64_t vaddr,
                     ok = false;
                 } else if (begin == 0 || range == 0 || begin + range < begin) {
                     /* Discarded by the linker (relocated to 0), or empty. */
+                } else if (!eh && eh_covers(rs, begin, begin + range)) {
+                    /* .eh_frame describes this code already. */
                 } else {
                     size_t mark = rs->n;
                     if (do_fde(&c, begin, range, r.p, r.end, rs, (*seq)++,
                                st)) {
+                        if (eh)
+                            eh_range(rs, begin, begin + range);
                         if (st)
                             st->fdes++;
                     } else {
@@ -673,9 +727,12 @@ int recs__uw_build(const recs_uw_source *src, recs_uw_table **out,
     if (src->eh_frame && src->eh_size)
         do_section(src->eh_frame, src->eh_size, src->eh_vaddr, true, &rs,
                    &seq, st);
-    /* .debug_frame after: at equal addresses .eh_frame rows sort first. */
-    if (src->debug_frame && src->debug_size)
+    /* .debug_frame after, for the code .eh_frame leaves out. */
+    if (src->debug_frame && src->debug_size) {
+        if (rs.neh)
+            qsort(rs.eh, rs.neh, sizeof *rs.eh, cmp_range);
         do_section(src->debug_frame, src->debug_size, 0, false, &rs, &seq, st);
+    }
     if (rs.nomem)
         goto out;
     if (rs.n == 0) {
@@ -742,6 +799,7 @@ out:
     free(rs.v);
     free(rs.addr);
     free(rs.seq);
+    free(rs.eh);
     return rc;
 }
 

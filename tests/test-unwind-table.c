@@ -275,6 +275,30 @@ static void test_signal_and_dialects(void)
            ".debug_frame (version 4, absolute addresses)");
     free(t);
 
+    /* Both sections: .debug_frame only fills what .eh_frame leaves out
+     * (here 0x4000, while 0x3000 keeps the .eh_frame rule). */
+    fl_at = d.n;
+    u32(&d, 0); fl = d.n;
+    u32(&d, 0);
+    u64(&d, 0x4000); u64(&d, 0x20);
+    u8(&d, 0x44); u8(&d, 0x0e); uleb(&d, 48);
+    while ((d.n - fl) % 8) u8(&d, 0);
+    len = (uint32_t)(d.n - fl);
+    memcpy(d.b + fl_at, &len, 4);
+    struct buf e = { .n = 0 };
+    c = cie(&e, false, 1);
+    static const uint8_t e16[] = { 0x0e, 16 };
+    fde(&e, c, 0x3000, 0x20, e16, sizeof e16);
+    u32(&e, 0);
+    recs_uw_source both = { e.b, e.n, EH_VADDR, d.b, d.n };
+    rc = recs__uw_build(&both, &t, &st);
+    tap_ok(rc == 0 && t && st.fdes == 2 &&
+           is(recs__uw_lookup(t, 0x3005), RECS_UW_SP, 16, -8, 0) &&
+           is(recs__uw_lookup(t, 0x4005), RECS_UW_SP, 48, -8, 0),
+           ".eh_frame and .debug_frame: .debug_frame only where .eh_frame "
+           "has no FDE (%zu FDEs)", st.fdes);
+    free(t);
+
     /* Garbage: a length running past the end, then nothing. */
     struct buf g = { .n = 0 };
     u32(&g, 0x7fffffff); u32(&g, 0);

@@ -162,4 +162,17 @@ else
     skip "strip/nm not installed"
 fi
 
+# 7. A library with .debug_frame only (-fno-asynchronous-unwind-tables
+#    -g): its frames are walked from the file's .debug_frame.
+dflib="$WORKLOADS/.libs/libunwdf.so"
+if ! command -v readelf >/dev/null 2>&1; then
+    skip "readelf not installed"
+elif [ "$(readelf --debug-dump=frames "$dflib" 2>/dev/null | grep -c 'FDE')" -eq 0 ] ||
+     readelf -lW "$dflib" | grep -q GNU_EH_FRAME; then
+    skip "libunwdf.so was built with .eh_frame FDEs or without .debug_frame"
+else
+    record df -- "$WORKLOADS/unws-main" "$dflib" $secs
+    check_chain df unws-main unws_leaf "^unws_leaf unws_mid unws_run main " 95
+fi
+
 done_testing
