@@ -162,6 +162,31 @@ else
     skip "strip/nm not installed"
 fi
 
+# 6b. MiniDebugInfo: the stripped copy with a .gnu_debugdata section (an
+#     xz-compressed ELF holding the .symtab entries .dynsym lacks, made as
+#     Fedora does) is named without any debug file.
+if command -v strip >/dev/null 2>&1 && command -v objcopy >/dev/null 2>&1 &&
+   command -v nm >/dev/null 2>&1 && command -v xz >/dev/null 2>&1; then
+    nm -D "$lib" --format=posix --defined-only | awk '{ print $1 }' | sort >"$TMP/dynsyms"
+    nm "$lib" --format=posix --defined-only |
+        awk '$2 ~ /^[TtWw]$/ { print $1 }' | sort >"$TMP/funcsyms"
+    comm -13 "$TMP/dynsyms" "$TMP/funcsyms" >"$TMP/keep"
+    objcopy --only-keep-debug "$lib" "$TMP/mini.debug"
+    objcopy -S --remove-section .gdb_index --remove-section .comment \
+        --keep-symbols="$TMP/keep" "$TMP/mini.debug" "$TMP/mini"
+    xz -f "$TMP/mini"
+    mkdir -p "$TMP/minidir"
+    strip --strip-all -R .comment -o "$TMP/minidir/libunws.so" "$lib"
+    objcopy --add-section .gnu_debugdata="$TMP/mini.xz" "$TMP/minidir/libunws.so"
+    ! nm "$TMP/minidir/libunws.so" 2>/dev/null | grep -q unws_leaf &&
+        grep -q unws_leaf "$TMP/keep"
+    ok $? "the MiniDebugInfo copy has no .symtab; unws_leaf is in .gnu_debugdata"
+    record mini -- "$WORKLOADS/unws-main" "$TMP/minidir/libunws.so" $secs
+    check_chain mini unws-main unws_leaf "^unws_leaf unws_mid unws_run main " 95
+else
+    skip "strip, objcopy, nm or xz not installed"
+fi
+
 # 7. A library with .debug_frame only (-fno-asynchronous-unwind-tables
 #    -g): its frames are walked from the file's .debug_frame.
 dflib="$WORKLOADS/.libs/libunwdf.so"
