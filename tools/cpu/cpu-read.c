@@ -27,7 +27,8 @@ static const cli_kind kinds[] = {
                                           "lostTime" } },
     [K_TSTART] = { "ThreadStart", { "eventThread", "cpuTime" } },
     [K_TEND]   = { "ThreadEnd", { "eventThread", "cpuTime", "snapshot" } },
-    [K_USAGE]  = { "ProcessUsage", { "userTime", "systemTime" } },
+    [K_USAGE]  = { "ProcessUsage", { "userTime", "systemTime",
+                                     "samplerCpuTime" } },
     [K_PINFO]  = { "ProcessInfo", { "processId" } },
     [K_MODULE] = { "ModuleLoad", { "module" } },
 };
@@ -386,8 +387,13 @@ static int fold(reader_ctx *c, const rec_event *ev)
     case K_MODULE:
         return note_module(c, vals, s->f[0]);
     case K_USAGE:
-        if (cli_field_uint(vals, s->f[0], &a) && cli_field_uint(vals, s->f[1], &b))
-            cpu_model_usage(m, c->have_pid ? c->pid : 0, ts, a, b);
+        if (cli_field_uint(vals, s->f[0], &a) && cli_field_uint(vals, s->f[1], &b)) {
+            uint64_t own;
+            /* Absent (older recordings) or null: unknown. */
+            if (!cli_field_uint(vals, s->f[2], &own))
+                own = 0;
+            cpu_model_usage(m, c->have_pid ? c->pid : 0, ts, a, b, own);
+        }
         else
             c->skipped++;
         return 0;
