@@ -77,7 +77,7 @@ __attribute__((noipa)) static void measure(void)
     for (int r = 0; r < 5; r++) {
         uint64_t t0 = recs__now_ns();
         for (int i = 0; i < ITER; i++)
-            frames_seen = recs__uw_walk(set, pc, sp, fp, sp, hi, out, 128,
+            frames_seen = recs__uw_walk(set, pc, sp, fp, 0, sp, hi, out, 128,
                                         &trunc, &root);
         per_walk[r] = (recs__now_ns() - t0) * 1000 / ITER;   /* ps */
     }

@@ -201,7 +201,7 @@ RECS_NO_SANITIZE static void fill_request(recs__thread *t, recs__request *r, con
                          const ucontext_t *uc, uint64_t period)
 {
     struct timespec ts;
-    uint64_t lo = t->stack_lo, hi = t->stack_hi;
+    uint64_t lo = t->stack_lo, hi = t->stack_hi, bx = 0;
     bool truncated = false;
 
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -215,6 +215,7 @@ RECS_NO_SANITIZE static void fill_request(recs__thread *t, recs__request *r, con
     r->sp = (uint64_t)uc->uc_mcontext.gregs[REG_RSP];
     r->fp = (uint64_t)uc->uc_mcontext.gregs[REG_RBP];
     r->lr = 0;
+    bx = (uint64_t)uc->uc_mcontext.gregs[REG_RBX];
 #elif defined(__aarch64__)
     r->pc = uc->uc_mcontext.pc;
     r->sp = uc->uc_mcontext.sp;
@@ -242,8 +243,8 @@ RECS_NO_SANITIZE static void fill_request(recs__thread *t, recs__request *r, con
     r->nwindow = (uint16_t)nw;
     /* Frames lie above sp: a tighter lower bound than the stack's. */
     r->nframes = (uint16_t)recs__uw_stack(!recs__g.cfg.fp_walker, r->pc,
-                                          r->sp, r->fp, r->sp, hi, r->frames,
-                                          t->q.depth, &truncated);
+                                          r->sp, r->fp, bx, r->sp, hi,
+                                          r->frames, t->q.depth, &truncated);
     if (!recs__g.cfg.fp_walker)
         r->flags |= RECS_REQ_COMPLETE;
     if (truncated)

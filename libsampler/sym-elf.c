@@ -19,6 +19,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <lzma.h>
+
 #define DEBUG_ROOT "/usr/lib/debug"
 
 /* DWARF whose compressed sections would inflate beyond this is not opened
@@ -184,40 +186,113 @@ static int cmp_raw_sym(const void *a, const void *b)
     return (x->s.size < y->s.size) - (x->s.size > y->s.size);  /* bigger first */
 }
 
-/* Function symbols of the first table of the given type, sorted by address,
- * one per address (global before weak before local: aliases share it). */
-static int load_symtab(recs__module *m, Elf *elf, Elf32_Word type)
+/* A MiniDebugInfo image larger than this once inflated is not used (the
+ * ones distributions ship hold a symbol table: well below). */
+#define RECS_MAX_MINI_DEBUGINFO (16u << 20)
+
+/* MiniDebugInfo: .gnu_debugdata is an xz-compressed ELF whose .symtab
+ * names the functions .dynsym does not (Fedora ships it; a stripped
+ * binary is then named without debug files). */
+static void open_mini_debuginfo(recs__module *m)
+{
+    GElf_Shdr sh;
+    Elf_Scn *scn = find_section(m->elf, ".gnu_debugdata", &sh);
+    Elf_Data *d = scn && sh.sh_type == SHT_PROGBITS ? elf_rawdata(scn, NULL)
+                                                      : NULL;
+    lzma_stream z = LZMA_STREAM_INIT;
+    unsigned char *out = NULL;
+    size_t cap = 0;
+    lzma_ret r;
+
+    if (!d || !d->d_buf || d->d_size == 0 ||
+        lzma_stream_decoder(&z, 64u << 20, 0) != LZMA_OK)
+        return;
+    z.next_in = d->d_buf;
+    z.avail_in = d->d_size;
+    do {
+        if (z.avail_out == 0) {
+            size_t ncap = cap ? 2 * cap : 4 * d->d_size + 4096;
+            unsigned char *v;
+            if (ncap > RECS_MAX_MINI_DEBUGINFO || !(v = realloc(out, ncap)))
+                goto fail;
+            out = v;
+            z.next_out = out + cap;
+            z.avail_out = ncap - cap;
+            cap = ncap;
+        }
+        r = lzma_code(&z, LZMA_FINISH);
+    } while (r == LZMA_OK);
+    if (r != LZMA_STREAM_END)
+        goto fail;
+    m->mini_elf = elf_memory((char *)out, cap - z.avail_out);
+    if (!m->mini_elf || elf_kind(m->mini_elf) != ELF_K_ELF) {
+        if (m->mini_elf)
+            elf_end(m->mini_elf);
+        m->mini_elf = NULL;
+        goto fail;
+    }
+    m->mini_image = out;
+    lzma_end(&z);
+    return;
+fail:
+    lzma_end(&z);
+    free(out);
+}
+
+/* The first symbol table of type in elf, and its entry count. */
+static Elf_Data *symtab_data(Elf *elf, Elf32_Word type, GElf_Shdr *sh,
+                             size_t *n)
 {
     Elf_Scn *scn = NULL;
-    GElf_Shdr sh;
+    Elf_Data *d;
 
-    while ((scn = elf_nextscn(elf, scn)) != NULL) {
-        Elf_Data *d;
-        size_t n, k = 0;
-        struct raw_sym *raw;
-
-        if (!gelf_getshdr(scn, &sh) || sh.sh_type != type || !sh.sh_entsize)
+    while (elf && (scn = elf_nextscn(elf, scn)) != NULL) {
+        if (!gelf_getshdr(scn, sh) || sh->sh_type != type || !sh->sh_entsize)
             continue;
         d = elf_getdata(scn, NULL);
-        if (!d)
-            continue;
-        n = sh.sh_size / sh.sh_entsize;
-        if (n == 0)
-            continue;
-        raw = malloc(n * sizeof *raw);
-        if (!raw)
-            return REC_ENOMEM;
-        for (size_t i = 1; i < n; i++) {
+        *n = d ? sh->sh_size / sh->sh_entsize : 0;
+        if (*n)
+            return d;
+    }
+    return NULL;
+}
+
+/* Function symbols of the first table of the given type, with those of the
+ * first table of type2 in elf2 if elf2 is not NULL (MiniDebugInfo's .symtab
+ * holds only what .dynsym lacks), sorted by address, one per address
+ * (global before weak before local: aliases share it). */
+static int load_symtab2(recs__module *m, Elf *elf, Elf32_Word type,
+                        Elf *elf2, Elf32_Word type2)
+{
+    GElf_Shdr sh, sh2 = { 0 };
+    size_t n = 0, n2 = 0, k = 0;
+    Elf_Data *d = symtab_data(elf, type, &sh, &n);
+    Elf_Data *d2 = elf2 ? symtab_data(elf2, type2, &sh2, &n2) : NULL;
+    struct raw_sym *raw;
+
+    if (!d)
+        return 0;
+    if (!d2)
+        n2 = 0;
+    raw = malloc((n + n2) * sizeof *raw);
+    if (!raw)
+        return REC_ENOMEM;
+    for (int pass = 0; pass < 2; pass++) {
+        Elf *e = pass ? elf2 : elf;
+        Elf_Data *dd = pass ? d2 : d;
+        size_t nn = pass ? n2 : n;
+        size_t link = pass ? sh2.sh_link : sh.sh_link;
+        for (size_t i = 1; i < nn; i++) {
             GElf_Sym sym;
             const char *name;
             int t;
-            if (!gelf_getsym(d, (int)i, &sym))
+            if (!gelf_getsym(dd, (int)i, &sym))
                 continue;
             t = GELF_ST_TYPE(sym.st_info);
             if ((t != STT_FUNC && t != STT_GNU_IFUNC) || sym.st_shndx == SHN_UNDEF ||
                 sym.st_value == 0)
                 continue;
-            name = elf_strptr(elf, sh.sh_link, sym.st_name);
+            name = elf_strptr(e, link, sym.st_name);
             if (!name || !name[0])
                 continue;
             raw[k].s.addr = sym.st_value;
@@ -226,20 +301,24 @@ static int load_symtab(recs__module *m, Elf *elf, Elf32_Word type)
             raw[k].rank = sym_rank(&sym, name);
             k++;
         }
-        qsort(raw, k, sizeof *raw, cmp_raw_sym);
-        m->syms = malloc((k ? k : 1) * sizeof *m->syms);
-        if (!m->syms) {
-            free(raw);
-            return REC_ENOMEM;
-        }
-        m->nsyms = 0;
-        for (size_t i = 0; i < k; i++)
-            if (i == 0 || raw[i].s.addr != raw[i - 1].s.addr)
-                m->syms[m->nsyms++] = raw[i].s;
-        free(raw);
-        return 1;
     }
-    return 0;
+    qsort(raw, k, sizeof *raw, cmp_raw_sym);
+    m->syms = malloc((k ? k : 1) * sizeof *m->syms);
+    if (!m->syms) {
+        free(raw);
+        return REC_ENOMEM;
+    }
+    m->nsyms = 0;
+    for (size_t i = 0; i < k; i++)
+        if (i == 0 || raw[i].s.addr != raw[i - 1].s.addr)
+            m->syms[m->nsyms++] = raw[i].s;
+    free(raw);
+    return 1;
+}
+
+static int load_symtab(recs__module *m, Elf *elf, Elf32_Word type)
+{
+    return load_symtab2(m, elf, type, NULL, 0);
 }
 
 static int cmp_sym(const void *a, const void *b)
@@ -385,6 +464,11 @@ int recs__module_load(recs__module *m)
     rc = load_symtab(m, m->elf, SHT_SYMTAB);
     if (rc == 0 && m->dbg_elf)
         rc = load_symtab(m, m->dbg_elf, SHT_SYMTAB);
+    if (rc == 0 && !m->image) {
+        open_mini_debuginfo(m);
+        if (m->mini_elf)
+            rc = load_symtab2(m, m->mini_elf, SHT_SYMTAB, m->elf, SHT_DYNSYM);
+    }
     if (rc == 0)
         rc = load_symtab(m, m->elf, SHT_DYNSYM);
     if (rc >= 0)
@@ -409,6 +493,11 @@ void recs__module_unload(recs__module *m)
         dwarf_cfi_end(m->eh_cfi);
     if (m->dbg_elf)
         elf_end(m->dbg_elf);
+    if (m->mini_elf)
+        elf_end(m->mini_elf);
+    free(m->mini_image);
+    m->mini_elf = NULL;
+    m->mini_image = NULL;
     if (m->elf)
         elf_end(m->elf);
     if (m->dbg_fd >= 0)

@@ -39,6 +39,8 @@ typedef struct recs__module {
     int load_state;                  /* 0 not yet, 1 loaded, -1 failed */
     int fd, dbg_fd;
     Elf *elf, *dbg_elf;
+    Elf *mini_elf;                   /* MiniDebugInfo (.gnu_debugdata) */
+    unsigned char *mini_image;       /* its decompressed bytes */
     Dwarf *dwarf;                    /* from elf or the separate debug file */
     Dwarf_CFI *eh_cfi;               /* .eh_frame of elf */
     Dwarf_CFI *dbg_cfi;              /* .debug_frame, if no .eh_frame entry */

@@ -17,7 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* DWARF register numbers (x86-64 psABI): rbp, rsp, return address. */
+/* DWARF register numbers (x86-64 psABI): rbx, rbp, rsp. */
+#define DW_BX 3
 #define DW_FP 6
 #define DW_SP 7
 #define STATE_STACK 8            /* DW_CFA_remember_state nesting kept */
@@ -29,10 +30,15 @@ struct regrule {
     int64_t off;
 };
 
+/* cfa_reg of the PLT's expression: CFA = rsp + 8, + 8 more from byte
+ * plt_split of each 16-byte entry on (after its push). */
+#define CFA_PLT (-2)
+
 struct state {
-    int cfa_reg;                 /* -1: expression */
+    int cfa_reg;                 /* -1: expression, CFA_PLT */
+    int plt_split;
     int64_t cfa_off;
-    struct regrule fp, ra;
+    struct regrule fp, ra, bx;
 };
 
 struct cie {
@@ -55,7 +61,57 @@ struct rows {
     uint64_t *addr;              /* absolute start of each row (pre-base) */
     uint32_t *seq;
     bool nomem;
+    /* [begin, end) of the .eh_frame FDEs, sorted once .debug_frame is
+     * read: its FDEs only fill the gaps (a module may have both for the
+     * same code; .eh_frame is what the program's own unwinder uses). */
+    uint64_t (*eh)[2];
+    size_t neh, capeh;
 };
+
+static void eh_range(struct rows *rs, uint64_t begin, uint64_t end)
+{
+    if (rs->neh == rs->capeh) {
+        size_t cap = rs->capeh ? rs->capeh * 2 : 256;
+        uint64_t (*v)[2] = realloc(rs->eh, cap * sizeof *v);
+        if (!v) {
+            rs->nomem = true;
+            return;
+        }
+        rs->eh = v;
+        rs->capeh = cap;
+    }
+    rs->eh[rs->neh][0] = begin;
+    rs->eh[rs->neh][1] = end;
+    rs->neh++;
+}
+
+static int cmp_range(const void *a, const void *b)
+{
+    const uint64_t *x = a, *y = b;
+    return x[0] < y[0] ? -1 : x[0] > y[0];
+}
+
+/* True if [begin, end) overlaps an .eh_frame FDE (ranges sorted). */
+static bool eh_covers(const struct rows *rs, uint64_t begin, uint64_t end)
+{
+    size_t lo = 0, hi = rs->neh;
+
+    while (lo < hi) {                /* first range starting at >= end */
+        size_t mid = lo + (hi - lo) / 2;
+        if (rs->eh[mid][0] < end)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    /* Ranges may nest or overlap: look back over those that start
+     * before end (FDEs are few per address, the scan stays short). */
+    for (size_t i = lo; i-- > 0;)
+        if (rs->eh[i][1] > begin)
+            return true;
+        else if (lo - i > 64)
+            break;
+    return false;
+}
 
 static uint64_t rd_u(struct reader *r, unsigned n)
 {
@@ -256,14 +312,14 @@ static recs_uw_row make_row(const struct state *s, bool signal,
         row.flags = RECS_UW_NONE | RECS_UW_OUTER;
         return row;
     }
-    if (s->cfa_reg == DW_SP)
+    if (s->cfa_reg == DW_SP || s->cfa_reg == DW_BX)
         kind = RECS_UW_SP;
     else if (s->cfa_reg == DW_FP)
         kind = RECS_UW_FP;
     else
         kind = RECS_UW_NONE;
     if (kind != RECS_UW_NONE &&
-        (s->cfa_off < INT32_MIN || s->cfa_off > INT32_MAX ||
+        (s->cfa_off < -RECS_UW_CFA_MAX || s->cfa_off > RECS_UW_CFA_MAX ||
          s->ra.kind != R_OFFSET || s->ra.off < INT8_MIN ||
          s->ra.off > INT8_MAX))
         kind = RECS_UW_NONE;
@@ -274,7 +330,15 @@ static recs_uw_row make_row(const struct state *s, bool signal,
         return row;
     }
     row.cfa_off = (int32_t)s->cfa_off;
+    row.cfa_bx = s->cfa_reg == DW_BX;
     row.ra_off = (int8_t)s->ra.off;
+    if (s->bx.kind == R_OFFSET && s->bx.off % 8 == 0 && s->bx.off != 0 &&
+        s->bx.off >= -128 * 8 && s->bx.off <= 127 * 8) {
+        row.flags |= RECS_UW_BX_SAVED;
+        row.bx_off = (int32_t)(s->bx.off / 8);
+    } else if (s->bx.kind != R_SAME) {
+        row.flags |= RECS_UW_BX_SAVED;      /* bx_off 0: unknown */
+    }
     if (s->fp.kind == R_OFFSET && s->fp.off >= INT16_MIN &&
         s->fp.off <= INT16_MAX) {
         row.flags |= RECS_UW_FP_SAVED;
@@ -288,11 +352,64 @@ static recs_uw_row make_row(const struct state *s, bool signal,
 static void set_reg(struct state *s, uint64_t reg, enum rule kind, int64_t off,
                     unsigned ra_reg)
 {
-    struct regrule *rr = reg == DW_FP ? &s->fp : reg == ra_reg ? &s->ra : NULL;
+    struct regrule *rr = reg == DW_FP ? &s->fp : reg == DW_BX ? &s->bx
+                       : reg == ra_reg ? &s->ra : NULL;
     if (rr) {
         rr->kind = kind;
         rr->off = off;
     }
+}
+
+/* Rows for [from, to) in state s: one, or two per 16-byte PLT entry. */
+static void push_range(struct rows *rs, const struct state *s, bool signal,
+                       uint64_t from, uint64_t to, bool *first, uint32_t seq,
+                       recs_uw_build_stats *st)
+{
+    recs_uw_row row;
+
+    if (s->cfa_reg != CFA_PLT) {
+        row = make_row(s, signal, st);
+        if (*first)
+            row.flags |= RECS_UW_FUNC;
+        *first = false;
+        rows_push(rs, from, &row, seq);
+        return;
+    }
+    struct state e = *s;
+    e.cfa_reg = DW_SP;
+    for (uint64_t a = from; a < to && !rs->nomem;) {
+        uint64_t entry = a & ~(uint64_t)15, split = entry + (uint64_t)s->plt_split;
+        e.cfa_off = a < split ? 8 : 16;
+        row = make_row(&e, signal, st);
+        if (*first)
+            row.flags |= RECS_UW_FUNC;
+        *first = false;
+        rows_push(rs, a, &row, seq);
+        a = a < split ? split : entry + 16;
+    }
+}
+
+/* The expression binutils gives the lazy PLT, CFA = rsp + 8 + ((rip & 15)
+ * >= N) << 3: N, or 0 for any other expression. */
+static int plt_expression(const uint8_t *p, uint64_t len)
+{
+    static const uint8_t head[] = { 0x77, 8, 0x80, 0, 0x3f, 0x1a };
+    static const uint8_t tail[] = { 0x2a, 0x33, 0x24, 0x22 };
+
+    if (len != sizeof head + 1 + sizeof tail || memcmp(p, head, sizeof head) ||
+        memcmp(p + sizeof head + 1, tail, sizeof tail))
+        return 0;
+    uint8_t lit = p[sizeof head];
+    return lit > 0x30 && lit < 0x30 + 16 ? lit - 0x30 : 0;
+}
+
+/* DW_CFA_restore: reg's rule as the CIE's initial instructions left it. */
+static void restore_reg(struct state *s, const struct state *init,
+                        uint64_t reg, unsigned ra_reg)
+{
+    const struct regrule *rr = reg == DW_FP ? &init->fp
+                             : reg == DW_BX ? &init->bx : &init->ra;
+    set_reg(s, reg, rr->kind, rr->off, ra_reg);
 }
 
 /* Run a CFA program. With rs == NULL (the CIE's initial instructions) only
@@ -324,15 +441,10 @@ static bool run_program(const uint8_t *p, const uint8_t *end,
                           c->code_align;
             if (r.bad)
                 break;
-            if (rs && newloc > *loc) {
-                recs_uw_row row = make_row(s, c->signal, st);
-                if (*first)
-                    row.flags |= RECS_UW_FUNC;
-                *first = false;
-                rows_push(rs, *loc, &row, seq);
-            }
             if (newloc > fde_end)
                 newloc = fde_end;
+            if (rs && newloc > *loc)
+                push_range(rs, s, c->signal, *loc, newloc, first, seq, st);
             if (newloc > *loc)
                 *loc = newloc;
             continue;
@@ -344,8 +456,7 @@ static bool run_program(const uint8_t *p, const uint8_t *end,
         }
         if (hi == 0xc0) {
             if (init)
-                set_reg(s, low, low == DW_FP ? init->fp.kind : init->ra.kind,
-                        low == DW_FP ? init->fp.off : init->ra.off, c->ra_reg);
+                restore_reg(s, init, low, c->ra_reg);
             continue;
         }
         switch (op) {
@@ -372,8 +483,7 @@ static bool run_program(const uint8_t *p, const uint8_t *end,
         case 0x06:                                   /* restore_extended */
             reg = rd_uleb(&r);
             if (init)
-                set_reg(s, reg, reg == DW_FP ? init->fp.kind : init->ra.kind,
-                        reg == DW_FP ? init->fp.off : init->ra.off, c->ra_reg);
+                restore_reg(s, init, reg, c->ra_reg);
             break;
         case 0x07:                                   /* undefined */
             set_reg(s, rd_uleb(&r), R_UNDEF, 0, c->ra_reg);
@@ -422,8 +532,9 @@ static bool run_program(const uint8_t *p, const uint8_t *end,
             uint64_t len = rd_uleb(&r);
             if (r.bad || len > (uint64_t)(r.end - r.p))
                 return false;
+            s->plt_split = plt_expression(r.p, len);
+            s->cfa_reg = s->plt_split ? CFA_PLT : -1;
             r.p += len;
-            s->cfa_reg = -1;
             break;
         }
         case 0x10:                                   /* expression */
@@ -477,12 +588,8 @@ static bool do_fde(const struct cie *c, uint64_t pc_begin, uint64_t range,
     if (!run_program(insns, end, c, &s, &init, &loc, fde_end, rs, seq,
                      &first, st))
         return false;
-    if (loc < fde_end) {
-        row = make_row(&s, c->signal, st);
-        if (first)
-            row.flags |= RECS_UW_FUNC;
-        rows_push(rs, loc, &row, seq);
-    }
+    if (loc < fde_end)
+        push_range(rs, &s, c->signal, loc, fde_end, &first, seq, st);
     memset(&row, 0, sizeof row);
     row.flags = RECS_UW_NONE | RECS_UW_GAP;
     /* After every row of the FDEs that start there (see cmp_rows). */
@@ -560,10 +667,14 @@ static void do_section(const uint8_t *sec, size_t size, uint64_t vaddr,
                     ok = false;
                 } else if (begin == 0 || range == 0 || begin + range < begin) {
                     /* Discarded by the linker (relocated to 0), or empty. */
+                } else if (!eh && eh_covers(rs, begin, begin + range)) {
+                    /* .eh_frame describes this code already. */
                 } else {
                     size_t mark = rs->n;
                     if (do_fde(&c, begin, range, r.p, r.end, rs, (*seq)++,
                                st)) {
+                        if (eh)
+                            eh_range(rs, begin, begin + range);
                         if (st)
                             st->fdes++;
                     } else {
@@ -595,7 +706,8 @@ static int cmp_idx(const void *a, const void *b)
 static bool same_rule(const recs_uw_row *a, const recs_uw_row *b)
 {
     return a->cfa_off == b->cfa_off && a->fp_off == b->fp_off &&
-           a->ra_off == b->ra_off &&
+           a->ra_off == b->ra_off && a->cfa_bx == b->cfa_bx &&
+           a->bx_off == b->bx_off &&
            (a->flags & ~RECS_UW_FUNC) == (b->flags & ~RECS_UW_FUNC);
 }
 
@@ -615,9 +727,12 @@ int recs__uw_build(const recs_uw_source *src, recs_uw_table **out,
     if (src->eh_frame && src->eh_size)
         do_section(src->eh_frame, src->eh_size, src->eh_vaddr, true, &rs,
                    &seq, st);
-    /* .debug_frame after: at equal addresses .eh_frame rows sort first. */
-    if (src->debug_frame && src->debug_size)
+    /* .debug_frame after, for the code .eh_frame leaves out. */
+    if (src->debug_frame && src->debug_size) {
+        if (rs.neh)
+            qsort(rs.eh, rs.neh, sizeof *rs.eh, cmp_range);
         do_section(src->debug_frame, src->debug_size, 0, false, &rs, &seq, st);
+    }
     if (rs.nomem)
         goto out;
     if (rs.n == 0) {
@@ -684,6 +799,7 @@ out:
     free(rs.v);
     free(rs.addr);
     free(rs.seq);
+    free(rs.eh);
     return rc;
 }
 

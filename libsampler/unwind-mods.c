@@ -5,6 +5,9 @@
  * Tables are built from the .eh_frame each module has mapped (found via
  * PT_GNU_EH_FRAME), inside the dl_iterate_phdr callback: the loader's lock
  * is held there, so a concurrent dlclose cannot unmap the bytes being read.
+ * A module whose .eh_frame leaves most of its code out (built with
+ * -fno-asynchronous-unwind-tables -g: only .debug_frame describes it) also
+ * gets the .debug_frame of its file, read there too.
  * The vdso is covered the same way. The handler reads one immutable set
  * (segments sorted by address, each with its module's table) through an
  * atomic pointer. A replaced set, and the tables of modules that went away,
@@ -25,8 +28,11 @@
 
 #include "fpwalk.h"
 
+#include <fcntl.h>
+#include <gelf.h>
 #include <link.h>
 #include <pthread.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -96,23 +102,21 @@ static size_t table_bytes(const recs_uw_table *t)
            t->npages * sizeof t->pages[0];
 }
 
-/* Build m's table from its mapped .eh_frame (loader lock held). */
-static void build_table(struct umod *m, struct dl_phdr_info *info)
+/* The mapped .eh_frame of a module (false if it has none). */
+static bool find_eh_frame(struct dl_phdr_info *info, recs_uw_source *src)
 {
     const ElfW(Phdr) *hdr_ph = NULL;
     const uint8_t *p;
     uint64_t eh = 0, end = 0;
-    recs_uw_source src;
-    uint64_t t0 = recs__now_ns();
 
     for (int i = 0; i < info->dlpi_phnum; i++)
         if (info->dlpi_phdr[i].p_type == PT_GNU_EH_FRAME)
             hdr_ph = &info->dlpi_phdr[i];
     if (!hdr_ph || hdr_ph->p_memsz < 8)
-        return;
+        return false;
     p = (const uint8_t *)(info->dlpi_addr + hdr_ph->p_vaddr);
     if (p[0] != 1 || !(p += 4, hdr_ptr(&p, p[-3], (uintptr_t)(p - 4), &eh)))
-        return;
+        return false;
     /* .eh_frame runs to its terminator, at most to its segment's end. */
     for (int i = 0; i < info->dlpi_phnum; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
@@ -121,12 +125,86 @@ static void build_table(struct umod *m, struct dl_phdr_info *info)
             end = s + ph->p_filesz;
     }
     if (!end)
-        return;
+        return false;
+    src->eh_frame = (const uint8_t *)(uintptr_t)eh;
+    src->eh_size = end - eh;
+    src->eh_vaddr = eh - info->dlpi_addr;
+    return true;
+}
+
+/* True if t's FDEs describe less than half of m's executable bytes. */
+static bool poorly_covered(const struct umod *m, const recs_uw_table *t)
+{
+    uint64_t code = 0, covered = 0;
+
+    for (unsigned i = 0; i < m->nseg; i++)
+        code += m->segs[i].hi - m->segs[i].lo;
+    for (size_t i = 0; t && i + 1 < t->nrows; i++)
+        if (!(t->rows[i].flags & RECS_UW_GAP))
+            covered += t->rows[i + 1].start - t->rows[i].start;
+    return covered < code / 2;
+}
+
+/* A malloc'd copy of the .debug_frame of the module's file, or NULL. */
+static uint8_t *read_debug_frame(const char *name, size_t *size)
+{
+    int fd = open(*name ? name : "/proc/self/exe", O_RDONLY | O_CLOEXEC);
+    Elf *elf;
+    Elf_Scn *scn = NULL;
+    size_t shstrndx;
+    uint8_t *copy = NULL;
+
+    if (fd < 0)
+        return NULL;
+    elf_version(EV_CURRENT);
+    elf = elf_begin(fd, ELF_C_READ, NULL);
+    if (!elf || elf_kind(elf) != ELF_K_ELF || elf_getshdrstrndx(elf, &shstrndx))
+        goto out;
+    while ((scn = elf_nextscn(elf, scn)) != NULL) {
+        GElf_Shdr sh;
+        const char *sn;
+        Elf_Data *d;
+        if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
+            (sh.sh_flags & SHF_COMPRESSED) ||
+            !(sn = elf_strptr(elf, shstrndx, sh.sh_name)) ||
+            strcmp(sn, ".debug_frame"))
+            continue;
+        d = elf_getdata(scn, NULL);
+        if (d && d->d_buf && d->d_size && (copy = malloc(d->d_size))) {
+            memcpy(copy, d->d_buf, d->d_size);
+            *size = d->d_size;
+        }
+        break;
+    }
+out:
+    if (elf)
+        elf_end(elf);
+    close(fd);
+    return copy;
+}
+
+/* Build m's table from its mapped .eh_frame, and its file's .debug_frame
+ * where that leaves code out (loader lock held). */
+static void build_table(struct umod *m, struct dl_phdr_info *info)
+{
+    recs_uw_source src;
+    uint64_t t0 = recs__now_ns();
+    uint8_t *df;
+
     memset(&src, 0, sizeof src);
-    src.eh_frame = (const uint8_t *)(uintptr_t)eh;
-    src.eh_size = end - eh;
-    src.eh_vaddr = eh - info->dlpi_addr;
-    if (recs__uw_build(&src, &m->tab, NULL) == 0) {
+    if (find_eh_frame(info, &src) && recs__uw_build(&src, &m->tab, NULL) < 0)
+        m->tab = NULL;
+    if (poorly_covered(m, m->tab) &&
+        (df = read_debug_frame(m->name, &src.debug_size)) != NULL) {
+        recs_uw_table *both;
+        src.debug_frame = df;
+        if (recs__uw_build(&src, &both, NULL) == 0) {
+            free(m->tab);
+            m->tab = both;
+        }
+        free(df);
+    }
+    if (m->tab) {
         stats.tables++;
         stats.rows += m->tab->nrows;
         stats.bytes += table_bytes(m->tab);
@@ -386,7 +464,7 @@ void recs__uw_get_stats(recs_uw_stats *st)
 
 /* Signal-safe. */
 unsigned recs__uw_stack(bool cfi, uint64_t pc, uint64_t sp, uint64_t fp,
-                        uint64_t lo, uint64_t hi, uint64_t *out,
+                        uint64_t bx, uint64_t lo, uint64_t hi, uint64_t *out,
                         unsigned max, bool *truncated)
 {
     const recs_uw_set *set = recs__uw_current();
@@ -396,7 +474,7 @@ unsigned recs__uw_stack(bool cfi, uint64_t pc, uint64_t sp, uint64_t fp,
     if (set && !recs__uw_find(set, pc))
         recs__uw_mark_stale();
     if (cfi)
-        return recs__uw_walk(set, pc, sp, fp, lo, hi, out, max, truncated,
+        return recs__uw_walk(set, pc, sp, fp, bx, lo, hi, out, max, truncated,
                              &root);
     n = recs__fp_walk(fp, sp, hi, out, max, truncated);
     if (recs__uw_keep_code(set, out, n) < n) {

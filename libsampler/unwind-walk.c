@@ -60,12 +60,13 @@ unsigned recs__uw_keep_code(const recs_uw_set *set, uint64_t *frames,
 
 /* Signal-safe. */
 RECS_NO_SANITIZE unsigned recs__uw_walk(const recs_uw_set *set, uint64_t pc,
-                       uint64_t sp, uint64_t fp, uint64_t lo, uint64_t hi,
-                       uint64_t *out, unsigned max, bool *truncated,
-                       bool *root)
+                       uint64_t sp, uint64_t fp, uint64_t bx, uint64_t lo,
+                       uint64_t hi, uint64_t *out, unsigned max,
+                       bool *truncated, bool *root)
 {
     unsigned n = 0;
     bool exact = true;          /* pc is an interrupted pc, not a return */
+    bool bx_ok = true;          /* bx is this frame's rbx */
 
     *truncated = *root = false;
     if (!set)
@@ -79,7 +80,8 @@ RECS_NO_SANITIZE unsigned recs__uw_walk(const recs_uw_set *set, uint64_t pc,
         const recs_uw_row *row =
             seg ? recs__uw_lookup(seg->tab, look - seg->bias) : NULL;
         unsigned kind = row ? row->flags & RECS_UW_KIND : RECS_UW_NONE;
-        uint64_t ra, nsp, nfp = fp, cfa;
+        uint64_t ra, nsp, nfp = fp, nbx = bx, cfa;
+        bool nbx_ok = bx_ok;
 
         if (row && (row->flags & RECS_UW_OUTER)) {
             *root = true;
@@ -93,6 +95,7 @@ RECS_NO_SANITIZE unsigned recs__uw_walk(const recs_uw_set *set, uint64_t pc,
                 !rd(sp + UC_REG(REG_RSP), lo, hi, &nsp) ||
                 !rd(sp + UC_REG(REG_RBP), lo, hi, &nfp))
                 break;
+            bx_ok = rd(sp + UC_REG(REG_RBX), lo, hi, &bx);
             if (nsp <= sp || !recs__uw_find(set, ra))
                 break;
             if (n == max) {
@@ -107,9 +110,9 @@ RECS_NO_SANITIZE unsigned recs__uw_walk(const recs_uw_set *set, uint64_t pc,
             continue;
         }
         if (kind == RECS_UW_SP || kind == RECS_UW_FP) {
-            if (kind == RECS_UW_FP && fp == 0)
+            if ((kind == RECS_UW_FP && fp == 0) || (row->cfa_bx && !bx_ok))
                 break;
-            cfa = (kind == RECS_UW_SP ? sp : fp) +
+            cfa = (row->cfa_bx ? bx : kind == RECS_UW_SP ? sp : fp) +
                   (uint64_t)(int64_t)row->cfa_off;
             if (!rd(cfa + (uint64_t)(int64_t)row->ra_off, lo, hi, &ra))
                 break;
@@ -122,6 +125,14 @@ RECS_NO_SANITIZE unsigned recs__uw_walk(const recs_uw_set *set, uint64_t pc,
                     break;
             } else if (row->flags & RECS_UW_FP_LOST) {
                 nfp = 0;
+            }
+            if ((row->flags & RECS_UW_BX_SAVED) && row->bx_off == 0) {
+                nbx_ok = false;
+            } else if (row->flags & RECS_UW_BX_SAVED) {
+                uint64_t at = cfa + (uint64_t)(int64_t)row->bx_off * 8;
+                /* Below sp: popped already, rbx holds the caller's. */
+                if (at >= sp && !rd(at, lo, hi, &nbx))
+                    nbx_ok = false;
             }
             nsp = cfa;
         } else {
@@ -145,6 +156,8 @@ RECS_NO_SANITIZE unsigned recs__uw_walk(const recs_uw_set *set, uint64_t pc,
         pc = ra;
         sp = nsp;
         fp = nfp;
+        bx = nbx;
+        bx_ok = nbx_ok;
         exact = false;
     }
     return n;
@@ -153,13 +166,14 @@ RECS_NO_SANITIZE unsigned recs__uw_walk(const recs_uw_set *set, uint64_t pc,
 /* Signal-safe. CFI tables are built for x86-64 only: elsewhere the walk
  * is the frame-pointer one, its return addresses checked. */
 unsigned recs__uw_walk(const recs_uw_set *set, uint64_t pc, uint64_t sp,
-                       uint64_t fp, uint64_t lo, uint64_t hi,
+                       uint64_t fp, uint64_t bx, uint64_t lo, uint64_t hi,
                        uint64_t *out, unsigned max, bool *truncated,
                        bool *root)
 {
     unsigned n;
 
     (void)pc;
+    (void)bx;
     (void)lo;
     *root = false;
     n = recs__fp_walk(fp, sp, hi, out, max, truncated);

@@ -9,10 +9,14 @@
  *   unwind-walk.c   the walk itself (signal-safe)
  *
  * A table row says, from its start address to the next row's, how to find
- * the caller's frame: CFA = SP or FP + cfa_off, return address at CFA +
- * ra_off, caller's FP at CFA + fp_off (or unchanged). Rows the table cannot
- * express (DWARF expressions, other registers: PLT stubs, stack
- * realignment) and addresses without CFI use the frame-pointer rule; rows
+ * the caller's frame: CFA = SP, FP or BX (rbx) + cfa_off, return address at
+ * CFA + ra_off, caller's FP and BX at CFA + fp_off and bx_off (or
+ * unchanged). BX is tracked because the dynamic linker's lazy-binding
+ * trampoline (_dl_runtime_resolve) realigns the stack and keeps its CFA in
+ * rbx: without it every sample under a first call through the PLT stopped
+ * there. Rows the table cannot express (DWARF expressions, other
+ * registers: PLT stubs) and addresses without CFI use the frame-pointer
+ * rule; rows
  * of the signal trampoline take the registers from the ucontext on the
  * stack; an undefined return address marks the outermost frame.
  */
@@ -39,14 +43,21 @@
 #define RECS_UW_OUTER    0x10u  /* return address undefined: outermost */
 #define RECS_UW_FUNC     0x20u  /* first row of an FDE (a function start) */
 #define RECS_UW_GAP      0x40u  /* between FDEs (kind NONE) */
+#define RECS_UW_BX_SAVED 0x80u  /* caller's BX at CFA + 8 * bx_off; bx_off
+                                   0: BX not expressible, unknown */
+/* Largest |cfa_off| a row holds (a larger frame: frame-pointer rule). */
+#define RECS_UW_CFA_MAX  ((1 << 22) - 1)
 
 typedef struct recs_uw_row {
     uint32_t start;          /* ELF vaddr - table base */
-    int32_t cfa_off;
+    int32_t cfa_off : 23;
+    uint32_t cfa_bx : 1;     /* CFA = BX + cfa_off (kind SP) */
+    int32_t bx_off : 8;      /* in 8-byte words */
     int16_t fp_off;
     int8_t ra_off;
     uint8_t flags;
 } recs_uw_row;
+_Static_assert(sizeof(recs_uw_row) == 12, "a table row stays 12 bytes");
 
 /* Rows per 4 KiB page of code: pages[p] is the row covering offset
  * p << RECS_UW_PAGE_SHIFT, so a lookup searches a handful of rows instead
@@ -134,7 +145,7 @@ void recs__uw_mark_stale(void);
  * checked against the executable segments). See recs__uw_walk(). */
 RECS_UW_HIDDEN
 unsigned recs__uw_stack(bool cfi, uint64_t pc, uint64_t sp, uint64_t fp,
-                        uint64_t lo, uint64_t hi, uint64_t *out,
+                        uint64_t bx, uint64_t lo, uint64_t hi, uint64_t *out,
                         unsigned max, bool *truncated);
 /* Signal-safe. The current set (NULL before the first refresh). */
 RECS_UW_HIDDEN
@@ -155,7 +166,7 @@ void recs__uw_get_stats(recs_uw_stats *st);
 
 /* ---- the walk (unwind-walk.c) ---- */
 
-/* Signal-safe. Walk from the interrupted registers with the CFI tables of
+/* Signal-safe. Walk from the interrupted registers (bx: rbx) with the CFI tables of
  * set; write up to max caller pcs (innermost first; return addresses, or
  * an interrupted pc + 1 past a signal trampoline so that the usual pc - 1
  * lookup lands on it) to out. Every stack read is checked against [lo,
@@ -163,7 +174,7 @@ void recs__uw_get_stats(recs_uw_stats *st);
  * the outermost frame was reached. */
 RECS_UW_HIDDEN
 unsigned recs__uw_walk(const recs_uw_set *set, uint64_t pc, uint64_t sp,
-                       uint64_t fp, uint64_t lo, uint64_t hi,
+                       uint64_t fp, uint64_t bx, uint64_t lo, uint64_t hi,
                        uint64_t *out, unsigned max, bool *truncated,
                        bool *root);
 

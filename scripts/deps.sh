@@ -15,7 +15,7 @@ set -euo pipefail
 # Build: compiler, autotools, the libraries configure checks for.
 build_pkgs=(build-essential autoconf automake libtool pkg-config
             libcbor-dev liblz4-dev libjansson-dev libelf-dev libdw-dev
-            zlib1g-dev)
+            zlib1g-dev liblzma-dev)
 # Tests: jq checks rec-dump's NDJSON; time gives bench and tests max RSS.
 test_pkgs=(jq time cppcheck shellcheck)
 # Heavy, test-only: headless browser (rec-cpu and rec-flame pages), the

@@ -7,6 +7,12 @@
  *                                 deep stacks, odd strings)
  *   mkgolden unfinished OUT.rec   one OPEN chunk: flushed, never closed
  *                                 (the process exits like a crashed writer)
+ *   mkgolden stripped OUT.rec BUILDID LEAF MID
+ *                                 samples in a stripped library of that
+ *                                 build-id whose static functions start at
+ *                                 LEAF and MID (hex): the sampler's names
+ *                                 module+0xSTART, and one frame no FDE named
+ *                                 (tests/test-debug-dir.sh)
  *
  * Everything but the times is fixed, so a fresh recording dumps like the
  * committed one once startTime is set aside (tests/test-dump-golden.sh).
@@ -17,6 +23,7 @@
  */
 #include <config.h>
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -225,8 +232,54 @@ static void unfinished(const char *path)
     _exit(0);
 }
 
+static void stripped(const char *path, const char *bid, uint64_t leaf,
+                     uint64_t mid)
+{
+    const char *lib = "/opt/rec-test/libunws.so", *exe = "/usr/bin/golden";
+    char name[64];
+    struct golden g;
+    open_golden(&g, path);
+    prologue(&g);
+    struct rec_Module m = { .path = str(&g, lib), .buildId = str(&g, bid),
+                            .baseAddress = 0x7ffff7fb0000, .size = 4096 };
+    rec_id modid;
+    CHECK(rec_intern_Module(g.w, &m, &modid));
+    struct rec_ModuleLoad ml = { .module = modid, .startTime = next_time(&g) };
+    CHECK(rec_emit_ModuleLoad(g.s, &ml));
+    rec_id t = thread(&g, 1000, "main");
+    thread_start(&g, t, 0, 0);
+    snprintf(name, sizeof name, "libunws.so+0x%" PRIx64, leaf);
+    rec_id fleaf = frame(&g, name, lib, leaf + 4, NULL, 0, false);
+    rec_id fnone = frame(&g, NULL, lib, leaf + 6, NULL, 0, false);
+    snprintf(name, sizeof name, "libunws.so+0x%" PRIx64, mid);
+    rec_id fmid = frame(&g, name, lib, mid + 8, NULL, 0, false);
+    rec_id frun = frame(&g, "unws_run", lib, 0x10, NULL, 0, false);
+    rec_id fmain = frame(&g, "main", exe, 0x1100, "golden.c", 60, false);
+    rec_id a[] = { fleaf, fmid, frun, fmain }, b[] = { fnone, fmid, frun, fmain };
+    struct rec_StackTrace st = { .frames = a, .frames_count = 4 };
+    rec_id sa, sb, sc;
+    CHECK(rec_intern_StackTrace(g.w, &st, &sa));
+    st.frames = b;
+    CHECK(rec_intern_StackTrace(g.w, &st, &sb));
+    st.frames = a + 1;
+    st.frames_count = 3;
+    CHECK(rec_intern_StackTrace(g.w, &st, &sc));
+    for (int i = 0; i < 3; i++)
+        sample(&g, t, 10000000, false, false, sa);
+    sample(&g, t, 10000000, false, false, sb);
+    sample(&g, t, 10000000, false, false, sc);
+    thread_end(&g, t, 50000000, false);
+    CHECK(rec_stream_close(g.s));
+    CHECK(rec_writer_close(g.w));
+}
+
 int main(int argc, char **argv)
 {
+    if (argc == 6 && strcmp(argv[1], "stripped") == 0) {
+        stripped(argv[2], argv[3], strtoull(argv[4], NULL, 16),
+                 strtoull(argv[5], NULL, 16));
+        return 0;
+    }
     if (argc != 3) {
         fprintf(stderr, "usage: mkgolden basic|unfinished OUT.rec\n");
         return 2;

@@ -29,9 +29,11 @@ check_PROGRAMS += tests/test-symbols
 tests_test_symbols_SOURCES = tests/test-symbols.c libsampler/symbols.c \
 	libsampler/sym-elf.c libsampler/sym-cfi.c libsampler/symbols.h \
 	libsampler/sym-internal.h
-tests_test_symbols_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests $(ELF_CFLAGS)
+tests_test_symbols_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests $(ELF_CFLAGS) \
+	$(LZMA_CFLAGS)
 tests_test_symbols_CFLAGS = $(AM_CFLAGS) $(PTHREAD_CFLAGS) -fno-optimize-sibling-calls
-tests_test_symbols_LDADD = librecord/librecord.la $(ELF_LIBS) $(PTHREAD_LIBS) -ldl
+tests_test_symbols_LDADD = librecord/librecord.la $(ELF_LIBS) $(LZMA_LIBS) \
+	$(PTHREAD_LIBS) -ldl
 
 TESTS += tests/test-symbols tests/test-start.sh tests/test-start-exit.sh \
 	tests/test-start-follow.sh tests/test-stacks.sh tests/test-start-losses.sh \

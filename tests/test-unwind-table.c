@@ -2,8 +2,8 @@
  * tests/test-unwind-table.c - the CFI table builder on hand-made .eh_frame and
  * .debug_frame bytes (every rule shape kept, and those turned into the
  * frame-pointer fallback or rejected), and the walk over a synthetic stack
- * (CFA from sp and fp, outermost frame, signal trampoline, depth limit,
- * corrupt pointers).
+ * (CFA from sp, fp and rbx, outermost frame, signal trampoline, depth
+ * limit, corrupt pointers).
  */
 #include <config.h>
 #include "tap.h"
@@ -275,6 +275,30 @@ static void test_signal_and_dialects(void)
            ".debug_frame (version 4, absolute addresses)");
     free(t);
 
+    /* Both sections: .debug_frame only fills what .eh_frame leaves out
+     * (here 0x4000, while 0x3000 keeps the .eh_frame rule). */
+    fl_at = d.n;
+    u32(&d, 0); fl = d.n;
+    u32(&d, 0);
+    u64(&d, 0x4000); u64(&d, 0x20);
+    u8(&d, 0x44); u8(&d, 0x0e); uleb(&d, 48);
+    while ((d.n - fl) % 8) u8(&d, 0);
+    len = (uint32_t)(d.n - fl);
+    memcpy(d.b + fl_at, &len, 4);
+    struct buf e = { .n = 0 };
+    c = cie(&e, false, 1);
+    static const uint8_t e16[] = { 0x0e, 16 };
+    fde(&e, c, 0x3000, 0x20, e16, sizeof e16);
+    u32(&e, 0);
+    recs_uw_source both = { e.b, e.n, EH_VADDR, d.b, d.n };
+    rc = recs__uw_build(&both, &t, &st);
+    tap_ok(rc == 0 && t && st.fdes == 2 &&
+           is(recs__uw_lookup(t, 0x3005), RECS_UW_SP, 16, -8, 0) &&
+           is(recs__uw_lookup(t, 0x4005), RECS_UW_SP, 48, -8, 0),
+           ".eh_frame and .debug_frame: .debug_frame only where .eh_frame "
+           "has no FDE (%zu FDEs)", st.fdes);
+    free(t);
+
     /* Garbage: a length running past the end, then nothing. */
     struct buf g = { .n = 0 };
     u32(&g, 0x7fffffff); u32(&g, 0);
@@ -358,12 +382,12 @@ static void test_walk(void)
     uint64_t rbp = (uintptr_t)&stack[30];
     stack[30] = 0x1234;                          /* C's rbp (not a pointer) */
     stack[31] = bias + 0x1210;                   /* ra -> C */
-    n = recs__uw_walk(set, bias + 0x1120, sp, rbp, sp, hi, out, 16, &trunc,
+    n = recs__uw_walk(set, bias + 0x1120, sp, rbp, 0, sp, hi, out, 16, &trunc,
                       &root);
     tap_ok(n == 2 && out[0] == bias + 0x1030 && out[1] == bias + 0x1210 &&
            root && !trunc, "leaf (sp rule) -> fp frame -> outermost (%u frames)", n);
 
-    n = recs__uw_walk(set, bias + 0x1120, sp, rbp, sp, hi, out, 1, &trunc,
+    n = recs__uw_walk(set, bias + 0x1120, sp, rbp, 0, sp, hi, out, 1, &trunc,
                       &root);
     tap_ok(n == 1 && trunc && !root, "depth limit: truncated");
 
@@ -372,23 +396,23 @@ static void test_walk(void)
     {
         uint64_t esp = (uintptr_t)&stack[40];
         stack[40] = bias + 0x1210;               /* ra -> C */
-        n = recs__uw_walk(set, bias + 0x1034, esp, 0x5555, lo + 8 * 39, hi,
+        n = recs__uw_walk(set, bias + 0x1034, esp, 0x5555, 0, lo + 8 * 39, hi,
                           out, 16, &trunc, &root);
         tap_ok(n == 1 && out[0] == bias + 0x1210 && root,
                "epilogue: a popped rbp slot below sp is not read (%u)", n);
     }
 
     /* A corrupt sp: outside the stack. */
-    n = recs__uw_walk(set, bias + 0x1120, hi + 4096, rbp, hi + 4096, hi,
+    n = recs__uw_walk(set, bias + 0x1120, hi + 4096, rbp, 0, hi + 4096, hi,
                       out, 16, &trunc, &root);
     tap_ok(n == 0 && !trunc && !root, "sp outside the stack: no frame, no read");
-    n = recs__uw_walk(set, bias + 0x1120, (uint64_t)-64, rbp, lo, hi,
+    n = recs__uw_walk(set, bias + 0x1120, (uint64_t)-64, rbp, 0, lo, hi,
                       out, 16, &trunc, &root);
     tap_ok(n == 0, "sp near the top of the address space: no frame");
 
     /* A return address outside known code ends the walk. */
     stack[10 + 4] = (uintptr_t)&stack[100];
-    n = recs__uw_walk(set, bias + 0x1120, sp, rbp, sp, hi, out, 16, &trunc,
+    n = recs__uw_walk(set, bias + 0x1120, sp, rbp, 0, sp, hi, out, 16, &trunc,
                       &root);
     tap_ok(n == 0 && !root, "stack address as return address: rejected");
 
@@ -396,7 +420,7 @@ static void test_walk(void)
     stack[10 + 4] = bias + 0x1030;
     stack[31] = bias + 0x1030;                   /* A calls A ... */
     stack[30] = (uintptr_t)&stack[20];           /* ... with rbp going down */
-    n = recs__uw_walk(set, bias + 0x1120, sp, rbp, sp, hi, out, 16, &trunc,
+    n = recs__uw_walk(set, bias + 0x1120, sp, rbp, 0, sp, hi, out, 16, &trunc,
                       &root);
     tap_ok(n <= 3 && !root, "descending frame pointer: walk ends (%u)", n);
 
@@ -412,13 +436,13 @@ static void test_walk(void)
     uc->uc_mcontext.gregs[REG_RSP] = (greg_t)sp2;
     uc->uc_mcontext.gregs[REG_RBP] = 0;
     stack[400 + 4] = bias + 0x1210;              /* B (sp + 40) -> C */
-    n = recs__uw_walk(set, bias + 0x1120, sp, rbp, sp, hi, out, 16, &trunc,
+    n = recs__uw_walk(set, bias + 0x1120, sp, rbp, 0, sp, hi, out, 16, &trunc,
                       &root);
     tap_ok(n == 4 && out[1] == bias + 0x1301 && out[2] == bias + 0x1111 &&
            out[3] == bias + 0x1210 && root,
            "signal trampoline crossed: interrupted pc recorded as pc + 1 (%u)", n);
     /* The ucontext beyond the stack: the walk stops there. */
-    n = recs__uw_walk(set, bias + 0x1120, sp, rbp, sp,
+    n = recs__uw_walk(set, bias + 0x1120, sp, rbp, 0, sp,
                       (uintptr_t)&stack[33], out, 16, &trunc, &root);
     tap_ok(n <= 2 && !root, "ucontext out of bounds: stops (%u)", n);
 
@@ -428,11 +452,111 @@ static void test_walk(void)
     free(t);
 }
 
+/* The dynamic linker's lazy-binding trampoline realigns the stack and
+ * keeps its CFA in rbx, which the functions it calls save and restore. */
+static void test_walk_bx(void)
+{
+    struct buf b = { .n = 0 };
+    recs_uw_build_stats st;
+    recs_uw_table *t;
+    size_t c;
+    int rc;
+    static uint64_t stack[128] __attribute__((aligned(16)));
+    uint64_t hi = (uintptr_t)stack + sizeof stack;
+    uint64_t out[16];
+    bool trunc, root;
+    unsigned n;
+
+    c = cie(&b, false, 1);
+    /* E: push rbx; mov rbx, rsp (CFA = rbx + 16, rbx at CFA - 16). */
+    static const uint8_t tramp[] = { 0x41, 0x0e, 16, 0x83, 2, 0x43, 0x0d, 3 };
+    fde(&b, c, 0x1400, 0x100, tramp, sizeof tramp);
+    /* F: push rbx (CFA = rsp + 16, rbx at CFA - 16), then rbx is scratch. */
+    static const uint8_t savebx[] = { 0x41, 0x0e, 16, 0x83, 2 };
+    fde(&b, c, 0x1500, 0x100, savebx, sizeof savebx);
+    static const uint8_t outer[] = { 0x07, 16 };
+    fde(&b, c, 0x1200, 0x100, outer, sizeof outer);   /* C: outermost */
+    t = build(&b, &st, &rc);
+    if (!tap_ok(rc == 0 && t, "rbx table built"))
+        return;
+    const recs_uw_row *r = row_at(t, 0x1410);
+    tap_ok(r && (r->flags & RECS_UW_KIND) == RECS_UW_SP && r->cfa_bx &&
+           r->cfa_off == 16 && (r->flags & RECS_UW_BX_SAVED) && r->bx_off == -2,
+           "CFA = rbx + 16, rbx at CFA - 16: kept");
+    r = row_at(t, 0x1510);
+    tap_ok(r && !r->cfa_bx && r->cfa_off == 16 &&
+           (r->flags & RECS_UW_BX_SAVED) && r->bx_off == -2,
+           "CFA = rsp + 16, rbx saved at CFA - 16: kept");
+
+    const uint64_t bias = 0x400000;
+    struct { size_t n; recs_uw_seg segs[1]; } s1 = {
+        1, { { bias + 0x1000, bias + 0x2000, bias, t } } };
+    const recs_uw_set *set = (const recs_uw_set *)&s1;
+
+    /* Interrupted in F (sp = &stack[10]) called from E, whose rbx F saved
+     * at stack[10]; E's CFA = rbx + 16 = &stack[52], far above F's frame
+     * (the realignment gap), its ra -> C. */
+    memset(stack, 0, sizeof stack);
+    uint64_t sp = (uintptr_t)&stack[10], ebx = (uintptr_t)&stack[50];
+    stack[10] = ebx;
+    stack[11] = bias + 0x1430;                   /* F -> E */
+    stack[50] = 0x77;                            /* E's caller's rbx */
+    stack[51] = bias + 0x1210;                   /* E -> C */
+    n = recs__uw_walk(set, bias + 0x1510, sp, 0x5555, 0x9999, sp, hi, out, 16,
+                      &trunc, &root);
+    tap_ok(n == 2 && out[0] == bias + 0x1430 && out[1] == bias + 0x1210 &&
+           root, "rbx restored from the callee's save, CFA = rbx + 16 (%u)", n);
+    n = recs__uw_walk(set, bias + 0x1410, (uintptr_t)&stack[20], 0x5555, ebx,
+                      (uintptr_t)&stack[20], hi, out, 16, &trunc, &root);
+    tap_ok(n == 1 && out[0] == bias + 0x1210 && root,
+           "interrupted in the trampoline: rbx from the registers (%u)", n);
+    /* rbx pointing outside the stack: no read, the walk stops. */
+    stack[10] = hi + 4096;
+    n = recs__uw_walk(set, bias + 0x1510, sp, 0x5555, 0x9999, sp, hi, out, 16,
+                      &trunc, &root);
+    tap_ok(n == 1 && !root, "rbx outside the stack: stops after E (%u)", n);
+    free(t);
+}
+
+/* binutils' lazy PLT: plt0 (push; jmp), then 16-byte entries whose CFA
+ * is rsp + 8 before their push (byte 11) and rsp + 16 after. */
+static void test_plt(void)
+{
+    struct buf b = { .n = 0 };
+    recs_uw_build_stats st;
+    recs_uw_table *t;
+    size_t c;
+    int rc;
+    static const uint8_t plt[] = {
+        0x0e, 16, 0x46, 0x0e, 24, 0x4a,
+        0x0f, 11, 0x77, 8, 0x80, 0, 0x3f, 0x1a, 0x3b, 0x2a, 0x33, 0x24, 0x22,
+    };
+
+    c = cie(&b, false, 1);
+    fde(&b, c, 0x2000, 0x40, plt, sizeof plt);
+    t = build(&b, &st, &rc);
+    if (!tap_ok(rc == 0 && t, "PLT table built"))
+        return;
+    tap_ok(is(row_at(t, 0x2000), RECS_UW_SP, 16, -8, 0) &&
+           is(row_at(t, 0x2008), RECS_UW_SP, 24, -8, 0),
+           "plt0: CFA = sp + 16, then sp + 24");
+    bool good = true;
+    for (uint64_t a = 0x2010; a < 0x2040; a++)
+        good = good && is(row_at(t, a), RECS_UW_SP, (a & 15) < 11 ? 8 : 16,
+                          -8, 0);
+    tap_ok(good, "entries: CFA = sp + 8 before the push, sp + 16 after");
+    tap_ok(st.fallback_rows == 0, "no frame-pointer fallback row (%zu)",
+           st.fallback_rows);
+    free(t);
+}
+
 int main(void)
 {
     test_rules();
     test_signal_and_dialects();
     test_pages();
     test_walk();
+    test_walk_bx();
+    test_plt();
     return tap_done();
 }

@@ -146,11 +146,58 @@ if command -v strip >/dev/null 2>&1 && command -v nm >/dev/null 2>&1; then
                 ((.stackTrace.frames // []) | map(.function // "?") | join(" "))] | @tsv' \
             "$TMP/strip2.ndjson" >"$TMP/strip2.tsv"
         check_chain strip2 unws-main unws_leaf "^unws_leaf unws_mid unws_run main " 95
+        # The other readers too (exact outputs: tests/test-debug-dir.sh).
+        "$top_builddir/tools/rec-cpu" --hot 3 --debug-dir "$TMP/dbg" \
+            "$TMP/strip.rec" >"$TMP/hot" 2>"$TMP/err" &&
+            grep -q ' unws_leaf$' "$TMP/hot"
+        ok $? "rec-cpu --hot --debug-dir: unws_leaf among the hot functions"
+        "$REC_DUMP" --format collapsed --debug-dir "$TMP/dbg" "$TMP/strip.rec" \
+            >"$TMP/folded" 2>"$TMP/err" &&
+            grep -q ';unws_run;unws_mid;unws_leaf [0-9]*$' "$TMP/folded"
+        ok $? "rec-dump --format collapsed --debug-dir: ...;unws_run;unws_mid;unws_leaf"
     else
         skip "objcopy not installed"
     fi
 else
     skip "strip/nm not installed"
+fi
+
+# 6b. MiniDebugInfo: the stripped copy with a .gnu_debugdata section (an
+#     xz-compressed ELF holding the .symtab entries .dynsym lacks, made as
+#     Fedora does) is named without any debug file.
+if command -v strip >/dev/null 2>&1 && command -v objcopy >/dev/null 2>&1 &&
+   command -v nm >/dev/null 2>&1 && command -v xz >/dev/null 2>&1; then
+    nm -D "$lib" --format=posix --defined-only | awk '{ print $1 }' | sort >"$TMP/dynsyms"
+    nm "$lib" --format=posix --defined-only |
+        awk '$2 ~ /^[TtWw]$/ { print $1 }' | sort >"$TMP/funcsyms"
+    comm -13 "$TMP/dynsyms" "$TMP/funcsyms" >"$TMP/keep"
+    objcopy --only-keep-debug "$lib" "$TMP/mini.debug"
+    objcopy -S --remove-section .gdb_index --remove-section .comment \
+        --keep-symbols="$TMP/keep" "$TMP/mini.debug" "$TMP/mini"
+    xz -f "$TMP/mini"
+    mkdir -p "$TMP/minidir"
+    strip --strip-all -R .comment -o "$TMP/minidir/libunws.so" "$lib"
+    objcopy --add-section .gnu_debugdata="$TMP/mini.xz" "$TMP/minidir/libunws.so"
+    ! nm "$TMP/minidir/libunws.so" 2>/dev/null | grep -q unws_leaf &&
+        grep -q unws_leaf "$TMP/keep"
+    ok $? "the MiniDebugInfo copy has no .symtab; unws_leaf is in .gnu_debugdata"
+    record mini -- "$WORKLOADS/unws-main" "$TMP/minidir/libunws.so" $secs
+    check_chain mini unws-main unws_leaf "^unws_leaf unws_mid unws_run main " 95
+else
+    skip "strip, objcopy, nm or xz not installed"
+fi
+
+# 7. A library with .debug_frame only (-fno-asynchronous-unwind-tables
+#    -g): its frames are walked from the file's .debug_frame.
+dflib="$WORKLOADS/.libs/libunwdf.so"
+if ! command -v readelf >/dev/null 2>&1; then
+    skip "readelf not installed"
+elif [ "$(readelf --debug-dump=frames "$dflib" 2>/dev/null | grep -c 'FDE')" -eq 0 ] ||
+     readelf -lW "$dflib" | grep -q GNU_EH_FRAME; then
+    skip "libunwdf.so was built with .eh_frame FDEs or without .debug_frame"
+else
+    record df -- "$WORKLOADS/unws-main" "$dflib" $secs
+    check_chain df unws-main unws_leaf "^unws_leaf unws_mid unws_run main " 95
 fi
 
 done_testing

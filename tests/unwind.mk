@@ -30,7 +30,8 @@ tests_workloads_unws_main_CFLAGS = $(NOFP_CFLAGS)
 tests_workloads_unws_main_LDFLAGS =
 tests_workloads_unws_main_LDADD = -ldl
 # Loaded by the workloads above (the test strips a copy of libunws).
-check_LTLIBRARIES += tests/workloads/libunwdl.la tests/workloads/libunws.la
+check_LTLIBRARIES += tests/workloads/libunwdl.la tests/workloads/libunws.la \
+	tests/workloads/libunwdf.la
 tests_workloads_libunwdl_la_SOURCES = tests/workloads/unwdl-lib.c
 tests_workloads_libunwdl_la_CFLAGS = $(NOFP_CFLAGS)
 tests_workloads_libunwdl_la_LDFLAGS = -module -avoid-version -rpath /nowhere
@@ -38,6 +39,14 @@ tests_workloads_libunws_la_SOURCES = tests/workloads/unws-lib.c
 tests_workloads_libunws_la_CFLAGS = $(NOFP_CFLAGS)
 tests_workloads_libunws_la_LDFLAGS = -module -avoid-version -rpath /nowhere \
 	-Wl,--build-id
+# The same code with .debug_frame only (no .eh_frame FDEs).
+tests_workloads_libunwdf_la_SOURCES = tests/workloads/unws-lib.c
+tests_workloads_libunwdf_la_CFLAGS = $(NOFP_CFLAGS) \
+	-fno-asynchronous-unwind-tables -fno-unwind-tables
+tests_workloads_libunwdf_la_LDFLAGS = -module -avoid-version -rpath /nowhere
 
-TESTS += tests/test-unwind-table tests/test-unwind.sh
-dist_check_SCRIPTS += tests/test-unwind.sh
+TESTS += tests/test-unwind-table tests/test-unwind.sh tests/test-debug-dir.sh
+dist_check_SCRIPTS += tests/test-unwind.sh tests/test-debug-dir.sh
+# The readers' --debug-dir on a recording of libunws (tests/mkgolden).
+EXTRA_DIST += tests/data/debug-dir/dump-names.txt \
+	tests/data/debug-dir/collapsed.txt tests/data/debug-dir/cpu-hot.txt

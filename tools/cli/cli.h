@@ -302,4 +302,42 @@ bool cli_chunk_changed(const rec_reader *r, uint64_t *last,
 bool cli_event_string(const rec_event *ev, const char *field, char *buf,
                       size_t size);
 
+/* ------------------------------------------------------------------ */
+/* Offline symbols: --debug-dir (cli-debug.c).                         */
+/* ------------------------------------------------------------------ */
+
+/* Function names for the frames of stripped code from separate debug
+ * files found by build-id under a directory: a recording taken where no
+ * debug files were installed is symbolized later, elsewhere. dir holds
+ * .build-id/xx/yyyy.debug (as /usr/lib/debug does), or the xx/yyyy.debug
+ * tree itself. NULL on allocation failure. */
+typedef struct cli_debug cli_debug;
+cli_debug *cli_debug_new(const char *dir);
+void cli_debug_free(cli_debug *s);
+
+/* Frames name their module by path: remember which build-id the path had
+ * (from the ModuleLoad events, which precede the frames in them). Returns
+ * 1 if this is new, 0 if known, < 0 on failure. */
+int cli_debug_add_module(cli_debug *s, const char *path, size_t len,
+                         const char *build_id, size_t bid_len);
+/* The build-id recorded for path, or NULL. */
+const char *cli_debug_module_id(cli_debug *s, const char *path, size_t len);
+
+/* Name of the function that contains vaddr (an ELF virtual address of the
+ * module) in the debug file of build-id (hex, len characters), or NULL. A
+ * debug file is opened once; one whose own build-id differs is ignored. */
+const char *cli_debug_lookup(cli_debug *s, const char *build_id, size_t len,
+                             uint64_t vaddr);
+
+/* The debug file's name for a frame (function func[0..flen) or NULL,
+ * module path, offset the ELF virtual address), or NULL: only a frame
+ * without a name or with the sampler's name of a stripped function
+ * ("libz.so.1+0x2a30") is renamed; s may be NULL (no --debug-dir). */
+const char *cli_debug_frame_name(cli_debug *s, const char *func, size_t flen,
+                                 const char *module, size_t mlen,
+                                 uint64_t offset);
+
+/* --debug-dir DIR: an existing directory (the usage error is printed). */
+int cli_opt_debug_dir(const char *prog, const char *arg, const char **dir);
+
 #endif

@@ -27,6 +27,7 @@ typedef struct cpu_options {
     bool hot;
     unsigned hot_n;             /* 0: every function */
     const cli_threads *filter;  /* NULL: every thread */
+    cli_debug *debug;           /* --debug-dir: names of stripped code */
 } cpu_options;
 
 /* ---- model ----------------------------------------------------------- */

@@ -16,7 +16,8 @@
 
 #include "cpu-model.h"
 
-enum ekind { K_OTHER, K_SAMPLE, K_LOST, K_TSTART, K_TEND, K_USAGE, K_PINFO };
+enum ekind { K_OTHER, K_SAMPLE, K_LOST, K_TSTART, K_TEND, K_USAGE, K_PINFO,
+             K_MODULE };
 
 /* The event types rec-cpu folds and the fields it reads, by kind. */
 static const cli_kind kinds[] = {
@@ -29,6 +30,7 @@ static const cli_kind kinds[] = {
     [K_USAGE]  = { "ProcessUsage", { "userTime", "systemTime",
                                      "samplerCpuTime" } },
     [K_PINFO]  = { "ProcessInfo", { "processId" } },
+    [K_MODULE] = { "ModuleLoad", { "module" } },
 };
 
 #define TYPE_SLOTS 64
@@ -39,7 +41,9 @@ typedef struct pool_fields {
     long th_tid, th_name, th_pid;
     long str_value;
     long st_frames;
-    long fr_function, fr_module;
+    long fr_function, fr_module, fr_offset;
+    const rec_type *module;
+    long mod_path, mod_bid;
 } pool_fields;
 
 typedef struct reader_ctx {
@@ -218,12 +222,19 @@ static long frame_function(reader_ctx *c, const rec_entry *fr)
         c->pf.frame = ft;
         c->pf.fr_function = rec_type_field_index(ft, "function");
         c->pf.fr_module = rec_type_field_index(ft, "module");
+        c->pf.fr_offset = rec_type_field_index(ft, "offset");
     }
-    size_t len;
+    size_t len = 0, mlen = 0;
+    uint64_t off;
     const char *s = entry_string(c, fr, c->pf.fr_function, &len);
+    const char *mod = entry_string(c, fr, c->pf.fr_module, &mlen), *dn;
+    if (c->m->opt.debug && mod && entry_uint(fr, c->pf.fr_offset, &off) &&
+        (dn = cli_debug_frame_name(c->m->opt.debug, s, s ? len : 0, mod, mlen,
+                                   off)))
+        return cli_strtab_intern(&c->m->funcs, dn, strlen(dn));
     if (s && len)
         return cli_strtab_intern(&c->m->funcs, s, len);
-    const char *mod = entry_string(c, fr, c->pf.fr_module, &len);
+    len = mlen;
     char buf[300];
     if (mod && len) {
         const char *base = mod;
@@ -328,6 +339,34 @@ static int hot_sample(reader_ctx *c, cpu_thread *t, const rec_value *vals,
     return cpu_tstacks_add(&t->stacks, (uint32_t)si, period);
 }
 
+/* --debug-dir: the build-id each module path has, from ModuleLoad. */
+static int note_module(reader_ctx *c, const rec_value *vals, long f)
+{
+    if (!c->m->opt.debug || f < 0 || vals[f].kind != REC_REF ||
+        !vals[f].v.ref.entry)
+        return 0;
+    const rec_entry *e = vals[f].v.ref.entry;
+    const rec_type *mt = rec_entry_type(e);
+    if (mt != c->pf.module) {
+        c->pf.module = mt;
+        c->pf.mod_path = rec_type_field_index(mt, "path");
+        c->pf.mod_bid = rec_type_field_index(mt, "buildId");
+    }
+    size_t plen, blen;
+    const char *path = entry_string(c, e, c->pf.mod_path, &plen);
+    if (!path)
+        return 0;
+    /* The path's text may be overwritten by the next lookup: copy. */
+    char *p = strndup(path, plen);
+    const char *bid = p ? entry_string(c, e, c->pf.mod_bid, &blen) : NULL;
+    int rc = p && bid ? cli_debug_add_module(c->m->opt.debug, p, plen, bid,
+                                             blen) : 0;
+    if (!p)
+        return REC_ENOMEM;
+    free(p);
+    return rc < 0 ? REC_ENOMEM : 0;
+}
+
 static int fold(reader_ctx *c, const rec_event *ev)
 {
     cpu_model *m = c->m;
@@ -345,6 +384,8 @@ static int fold(reader_ctx *c, const rec_event *ev)
             c->have_pid = true;
         }
         return 0;
+    case K_MODULE:
+        return note_module(c, vals, s->f[0]);
     case K_USAGE:
         if (cli_field_uint(vals, s->f[0], &a) && cli_field_uint(vals, s->f[1], &b)) {
             uint64_t own;

@@ -26,7 +26,7 @@ struct opts {
     int mode;
     cpu_options cpu;
     cli_threads *threads;
-    const char *svg, *html, *output;
+    const char *svg, *html, *output, *debug_dir;
     bool follow;
 };
 
@@ -45,6 +45,8 @@ static void usage(FILE *f)
 "  --html FILE         write the timeline as a self-contained HTML page\n"
 "  --hot [N]           hot functions (self and total CPU time), top N per\n"
 "                      thread and overall (default 10; 0 = all)\n"
+"  --debug-dir DIR     --hot: name stripped functions from the debug files\n"
+"                      under DIR, found by the build-ids the recording holds\n"
 "  --threads LIST      only these threads (tids or name globs, comma-separated)\n"
 "  --since TIME        only events at or after TIME\n"
 "  --until TIME        only events before TIME\n"
@@ -65,7 +67,7 @@ static void usage(FILE *f)
 static int parse_args(int argc, char **argv, struct opts *o)
 {
     enum { O_JSON = 256, O_CSV, O_INTERVAL, O_SVG, O_HTML, O_HOT, O_THREADS,
-           O_SINCE, O_UNTIL };
+           O_SINCE, O_UNTIL, O_DEBUG_DIR };
     /* --follow is -f */
     static const struct option lopts[] = {
         { "json", no_argument, NULL, O_JSON },
@@ -77,6 +79,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
         { "threads", required_argument, NULL, O_THREADS },
         { "since", required_argument, NULL, O_SINCE },
         { "until", required_argument, NULL, O_UNTIL },
+        { "debug-dir", required_argument, NULL, O_DEBUG_DIR },
         { "output", required_argument, NULL, 'o' },
         { "follow", no_argument, NULL, 'f' },
         { "help", no_argument, NULL, 'h' },
@@ -132,6 +135,10 @@ static int parse_args(int argc, char **argv, struct opts *o)
         case O_UNTIL:
             if (cli_opt_time(prog, "--until", optarg, &o->cpu.until,
                              &o->cpu.have_until) < 0)
+                return -1;
+            break;
+        case O_DEBUG_DIR:
+            if (cli_opt_debug_dir(prog, optarg, &o->debug_dir) < 0)
                 return -1;
             break;
         case 'o': o->output = optarg; break;
@@ -256,11 +263,17 @@ int main(int argc, char **argv)
     cpu_options copt = o.cpu;
     if ((o.svg || o.html) && !copt.interval_ns)
         copt.interval_ns = 100000000;       /* pictures need a timeline */
+    if (o.debug_dir && copt.hot && !(copt.debug = cli_debug_new(o.debug_dir))) {
+        cli_error(prog, "out of memory");
+        cli_threads_free(o.threads);
+        return CLI_EXIT_DATA;
+    }
 
     size_t nin = (size_t)(argc - optind);
     cpu_input *in = calloc(nin, sizeof *in);
     if (!in) {
         cli_error(prog, "out of memory");
+        cli_debug_free(copt.debug);
         cli_threads_free(o.threads);
         return CLI_EXIT_DATA;
     }
@@ -349,6 +362,7 @@ done:
         cpu_input_close(&in[i]);
     free(in);
     cpu_model_free(&m);
+    cli_debug_free(copt.debug);
     cli_threads_free(o.threads);
     return status;
 }

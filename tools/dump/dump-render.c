@@ -59,7 +59,7 @@ struct arena_block {
 struct dump_render {
     unsigned stack_depth;
     uint64_t ticks_per_second;
-    debug_syms *dbg;            /* not owned */
+    cli_debug *dbg;            /* not owned */
 
     cli_map types;           /* rec_type* -> index in tinfo */
     struct type_info **tinfo;   /* never moved: rendering recurses */
@@ -234,7 +234,7 @@ static struct type_info *type_info(dump_render *d, const rec_type *t)
 static void render_entry(dump_render *d, const rec_entry *e, rec_id id,
                          int level, cli_buf *out, size_t base);
 
-void dump_render_set_debug(dump_render *d, debug_syms *s)
+void dump_render_set_debug(dump_render *d, cli_debug *s)
 {
     d->dbg = s;
 }
@@ -261,7 +261,7 @@ void dump_render_note_modules(dump_render *d, const rec_event *ev)
     rec_value bv;
     if (rec_entry_get(me, (size_t)bi, &bv) < 0 || !ref_string(&bv, &bid, &blen))
         return;
-    if (debug_syms_add_module(d->dbg, path, plen, bid, blen) > 0) {
+    if (cli_debug_add_module(d->dbg, path, plen, bid, blen) > 0) {
         /* Frames rendered before this mapping was known are redone. */
         cli_map_clear(&d->entries);
         d->nrendered = 0;
@@ -293,33 +293,30 @@ static const char *offline_name(dump_render *d, const rec_entry *e,
                                 const struct type_info *ti)
 {
     rec_value v;
-    const char *s, *bid;
-    size_t len, blen;
+    const char *s, *bid, *fs = NULL;
+    size_t len, blen, flen = 0;
     const rec_entry *me;
     long bidx;
+    uint64_t off;
 
     if (rec_entry_get(e, (size_t)ti->fn, &v) < 0)
         return NULL;
-    if (ref_string(&v, &s, &len) && !memmem(s, len, "+0x", 3))
+    if (ref_string(&v, &fs, &flen) && !memmem(fs, flen, "+0x", 3))
         return NULL;
-    if (rec_entry_get(e, (size_t)ti->mod, &v) < 0 || v.kind != REC_REF ||
-        !(me = v.v.ref.entry) || !rec_entry_type(me))
-        return NULL;
-    if ((bidx = rec_type_field_index(rec_entry_type(me), "buildId")) >= 0) {
-        /* A reference to a Module entry. */
-        if (rec_entry_get(me, (size_t)bidx, &v) < 0 ||
-            !ref_string(&v, &bid, &blen))
-            return NULL;
-    } else {
-        /* The module's path: its build-id from the ModuleLoad events. */
-        if (!ref_string(&v, &s, &len) ||
-            !(bid = debug_syms_module_id(d->dbg, s, len)))
-            return NULL;
-        blen = strlen(bid);
-    }
     if (rec_entry_get(e, (size_t)ti->off, &v) < 0 || v.kind != REC_UINT)
         return NULL;
-    return debug_syms_lookup(d->dbg, bid, blen, v.v.u);
+    off = v.v.u;
+    if (rec_entry_get(e, (size_t)ti->mod, &v) < 0)
+        return NULL;
+    if (ref_string(&v, &s, &len))       /* the module's path */
+        return cli_debug_frame_name(d->dbg, fs, flen, s, len, off);
+    if (v.kind != REC_REF || !(me = v.v.ref.entry) || !rec_entry_type(me))
+        return NULL;
+    /* A reference to a Module entry (a schema that has one). */
+    if ((bidx = rec_type_field_index(rec_entry_type(me), "buildId")) < 0 ||
+        rec_entry_get(me, (size_t)bidx, &v) < 0 || !ref_string(&v, &bid, &blen))
+        return NULL;
+    return cli_debug_lookup(d->dbg, bid, blen, off);
 }
 
 /* Appends text to the object or array that starts at out->p + base, or null

@@ -10,7 +10,6 @@
 #define REC_TOOLS_DUMP_RENDER_H
 
 #include "cli.h"
-#include "debug-syms.h"
 
 typedef struct dump_render dump_render;
 
@@ -19,7 +18,7 @@ dump_render *dump_render_new(unsigned stack_depth);
 void dump_render_free(dump_render *d);
 
 /* Name frames from the debug files of s (NULL: off). s outlives d's use. */
-void dump_render_set_debug(dump_render *d, debug_syms *s);
+void dump_render_set_debug(dump_render *d, cli_debug *s);
 
 /* With debug files: learn the build-id of a module's path from an event
  * that refers to a Module (ModuleLoad), whether it is printed or not. */

@@ -514,11 +514,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
             o->stack_depth = (unsigned)n;
             break;
         case O_DEBUG_DIR:
-            if (!*optarg) {
-                cli_error(prog, "--debug-dir: empty directory name%s", "");
+            if (cli_opt_debug_dir(prog, optarg, &o->debug_dir) < 0)
                 return -1;
-            }
-            o->debug_dir = optarg;
             break;
         case O_SINCE:
             if (cli_opt_time(prog, "--since", optarg, &o->since,
@@ -572,7 +569,7 @@ int main(int argc, char **argv)
 {
     struct opts o = { 0 };
     struct dumper d = { .o = &o, .out = stdout };
-    debug_syms *dbg = NULL;
+    cli_debug *dbg = NULL;
     int status = CLI_EXIT_OK;
     if (parse_args(argc, argv, &o) < 0) {
         cli_patterns_free(o.events);
@@ -596,10 +593,15 @@ int main(int argc, char **argv)
         status = CLI_EXIT_DATA;
         goto done;
     }
+    if (o.debug_dir && !(dbg = cli_debug_new(o.debug_dir))) {
+        cli_error(prog, "out of memory");
+        status = CLI_EXIT_DATA;
+        goto done;
+    }
     if (o.export) {
         xp_options xo = { .threads = o.threads, .have_since = o.have_since,
                           .have_until = o.have_until, .since = o.since,
-                          .until = o.until };
+                          .until = o.until, .debug = dbg };
         xp_out xout = { .prog = prog, .f = d.out, .group = o.group,
                         .weight_samples = o.weight_samples,
                         .path = o.output ? o.output : "stdout" };
@@ -610,15 +612,8 @@ int main(int argc, char **argv)
         goto done;
     }
     d.render = dump_render_new(o.stack_depth);
-    if (d.render && o.debug_dir) {
-        dbg = debug_syms_new(o.debug_dir);
-        if (!dbg) {
-            cli_error(prog, "out of memory");
-            status = CLI_EXIT_DATA;
-            goto done;
-        }
+    if (d.render && dbg)
         dump_render_set_debug(d.render, dbg);
-    }
     if (!d.render) {
         cli_error(prog, "out of memory");
         status = CLI_EXIT_DATA;
@@ -653,7 +648,7 @@ done:
         status = CLI_EXIT_DATA;
     }
     dump_render_free(d.render);
-    debug_syms_free(dbg);
+    cli_debug_free(dbg);
     cli_buf_free(&d.buf);
     cli_map_free(&d.types);
     cli_map_free(&d.threads);

@@ -291,6 +291,15 @@ static long frame_of(rctx *c, const rec_entry *e)
     f.line = line > UINT32_MAX ? 0 : (uint32_t)line;
     if (entry_field(e, "inlined", &v) && v.kind == REC_BOOL && v.v.b)
         f.flags |= XP_F_INLINED;
+    if (p->opt.debug && f.module) {
+        const char *fn = xp_str(p, f.func), *mod = xp_str(p, f.module);
+        const char *name = cli_debug_frame_name(p->opt.debug, fn, strlen(fn),
+                                                mod, strlen(mod), f.offset);
+        if (name && (s = xp_intern(p, name)) < 0)
+            return s;
+        if (name)
+            f.func = (uint32_t)s;
+    }
     if (!f.func) {
         /* Unresolved code is named by its module, like rec-cpu does. */
         const char *mod = xp_str(p, f.module), *base = strrchr(mod, '/');
@@ -347,6 +356,12 @@ static int add_module(rctx *c, const rec_value *vals, long f)
     long path = entry_string(p, e, "path"), bid = entry_string(p, e, "buildId");
     if (path < 0 || bid < 0)
         return REC_ENOMEM;
+    if (p->opt.debug && path && bid) {
+        const char *ps = xp_str(p, (uint32_t)path), *bs = xp_str(p, (uint32_t)bid);
+        if (cli_debug_add_module(p->opt.debug, ps, strlen(ps), bs,
+                                 strlen(bs)) < 0)
+            return REC_ENOMEM;
+    }
     if (xp_map_get(&p->module_index, (uint64_t)path + 1) != UINT32_MAX)
         return 0;
     if (p->nmodules == p->capmodules) {

@@ -90,6 +90,8 @@ typedef struct xp_options {
      * reading with that code. */
     int (*on_event)(void *arg, const struct xp_event *e);
     void *arg;
+    /* --debug-dir: names for the frames of stripped code (may be NULL). */
+    cli_debug *debug;
 } xp_options;
 
 typedef struct xp_profile {

@@ -38,6 +38,8 @@ static void usage(FILE *f)
 "                      share of CPU time from BEFORE to AFTER\n"
 "  --title TEXT        page title (default: the file names)\n"
 "  --threads LIST      only these threads (tids or name globs)\n"
+"  --debug-dir DIR     name stripped functions from the debug files under\n"
+"                      DIR, found by the build-ids the recording holds\n"
 "  --since TIME        only events at or after TIME\n"
 "  --until TIME        only events before TIME\n"
 "  -o, --output FILE   write to FILE instead of standard output\n"
@@ -235,13 +237,15 @@ static void page(cli_buf *b, const xp_profile *p, const tree *t,
 
 int main(int argc, char **argv)
 {
-    enum { O_DIFF = 256, O_TITLE, O_THREADS, O_SINCE, O_UNTIL };
+    enum { O_DIFF = 256, O_TITLE, O_THREADS, O_SINCE, O_UNTIL,
+           O_DEBUG_DIR };
     static const struct option lopts[] = {
         { "diff", no_argument, NULL, O_DIFF },
         { "title", required_argument, NULL, O_TITLE },
         { "threads", required_argument, NULL, O_THREADS },
         { "since", required_argument, NULL, O_SINCE },
         { "until", required_argument, NULL, O_UNTIL },
+        { "debug-dir", required_argument, NULL, O_DEBUG_DIR },
         { "output", required_argument, NULL, 'o' },
         { "help", no_argument, NULL, 'h' },
         { "version", no_argument, NULL, 'V' },
@@ -249,7 +253,7 @@ int main(int argc, char **argv)
     };
     xp_options xo = { 0 };
     cli_threads *threads = NULL;
-    const char *output = NULL, *title = NULL;
+    const char *output = NULL, *title = NULL, *debug_dir = NULL;
     bool diff = false;
     int c;
     while ((c = getopt_long(argc, argv, "o:hV", lopts, NULL)) != -1) {
@@ -269,6 +273,12 @@ int main(int argc, char **argv)
             if (cli_opt_time(prog, "--until", optarg, &xo.until,
                              &xo.have_until) < 0)
                 return CLI_EXIT_USAGE;
+            break;
+        case O_DEBUG_DIR:
+            if (cli_opt_debug_dir(prog, optarg, &debug_dir) < 0) {
+                cli_threads_free(threads);
+                return CLI_EXIT_USAGE;
+            }
             break;
         case 'o': output = optarg; break;
         case 'h': usage(stdout); return CLI_EXIT_OK;
@@ -290,6 +300,11 @@ int main(int argc, char **argv)
         return CLI_EXIT_USAGE;
     }
     xo.threads = threads;
+    if (debug_dir && !(xo.debug = cli_debug_new(debug_dir))) {
+        cli_error(prog, "out of memory");
+        cli_threads_free(threads);
+        return CLI_EXIT_DATA;
+    }
     xp_profile p;
     xp_init(&p, &xo);
     int status = CLI_EXIT_OK;
@@ -328,6 +343,7 @@ int main(int argc, char **argv)
 done:
     cli_buf_free(&names);
     xp_free(&p);
+    cli_debug_free(xo.debug);
     cli_threads_free(threads);
     return status;
 }

@@ -1,12 +1,12 @@
 /*
- * tools/dump/debug-syms.c - function symbols of separate debug files found by
- * build-id (see debug-syms.h). Symbol tables only: DWARF lines and inlines
- * stay with the sampler, which reads them in the profiled process when the
- * files are there.
+ * tools/cli/cli-debug.c - function symbols of separate debug files found by
+ * build-id, for every reader's --debug-dir (see cli.h). Symbol tables only:
+ * DWARF lines and inlines stay with the sampler, which reads them in the
+ * profiled process when the files are there.
  */
 #include <config.h>
 
-#include "debug-syms.h"
+#include "cli.h"
 
 #include <elfutils/libdwelf.h>
 #include <fcntl.h>
@@ -15,7 +15,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
+#include <errno.h>
 
 #define MAX_FILES 4096          /* distinct build-ids looked up */
 
@@ -34,7 +36,7 @@ struct pathid {
     char *path, *build_id;
 };
 
-struct debug_syms {
+struct cli_debug {
     char *dir;
     struct dfile *files;
     size_t nfiles, cap;
@@ -42,9 +44,9 @@ struct debug_syms {
     size_t nmods, capmods;
 };
 
-debug_syms *debug_syms_new(const char *dir)
+cli_debug *cli_debug_new(const char *dir)
 {
-    debug_syms *s = calloc(1, sizeof *s);
+    cli_debug *s = calloc(1, sizeof *s);
 
     if (!s || !(s->dir = strdup(dir))) {
         free(s);
@@ -54,7 +56,7 @@ debug_syms *debug_syms_new(const char *dir)
     return s;
 }
 
-void debug_syms_free(debug_syms *s)
+void cli_debug_free(cli_debug *s)
 {
     if (!s)
         return;
@@ -156,7 +158,7 @@ out:
     close(fd);
 }
 
-static struct dfile *file_for(debug_syms *s, const char *id, size_t len)
+static struct dfile *file_for(cli_debug *s, const char *id, size_t len)
 {
     char path[4096];
     struct dfile *f;
@@ -194,7 +196,7 @@ static struct dfile *file_for(debug_syms *s, const char *id, size_t len)
     return f;
 }
 
-const char *debug_syms_lookup(debug_syms *s, const char *build_id, size_t len,
+const char *cli_debug_lookup(cli_debug *s, const char *build_id, size_t len,
                               uint64_t vaddr)
 {
     struct dfile *f = s ? file_for(s, build_id, len) : NULL;
@@ -218,7 +220,7 @@ const char *debug_syms_lookup(debug_syms *s, const char *build_id, size_t len,
     return y->name;
 }
 
-static struct pathid *find_path(debug_syms *s, const char *path, size_t len)
+static struct pathid *find_path(cli_debug *s, const char *path, size_t len)
 {
     for (size_t i = 0; i < s->nmods; i++)
         if (strlen(s->mods[i].path) == len &&
@@ -227,7 +229,7 @@ static struct pathid *find_path(debug_syms *s, const char *path, size_t len)
     return NULL;
 }
 
-int debug_syms_add_module(debug_syms *s, const char *path, size_t len,
+int cli_debug_add_module(cli_debug *s, const char *path, size_t len,
                           const char *build_id, size_t bid_len)
 {
     struct pathid *m = find_path(s, path, len);
@@ -265,8 +267,62 @@ int debug_syms_add_module(debug_syms *s, const char *path, size_t len,
     return 1;
 }
 
-const char *debug_syms_module_id(debug_syms *s, const char *path, size_t len)
+const char *cli_debug_module_id(cli_debug *s, const char *path, size_t len)
 {
     struct pathid *m = find_path(s, path, len);
     return m ? m->build_id : NULL;
+}
+
+/* True if func is the sampler's name of a function without a symbol:
+ * the module's file name, "+0x" and the function's start in hex. */
+static bool start_name(const char *func, size_t flen, const char *module,
+                       size_t mlen)
+{
+    const char *base = module;
+    size_t blen;
+
+    for (size_t i = 0; i < mlen; i++)
+        if (module[i] == '/')
+            base = module + i + 1;
+    blen = mlen - (size_t)(base - module);
+    if (flen <= blen + 3 || memcmp(func, base, blen) ||
+        memcmp(func + blen, "+0x", 3))
+        return false;
+    for (size_t i = blen + 3; i < flen; i++)
+        if (!strchr("0123456789abcdef", func[i]))
+            return false;
+    return true;
+}
+
+const char *cli_debug_frame_name(cli_debug *s, const char *func, size_t flen,
+                                 const char *module, size_t mlen,
+                                 uint64_t offset)
+{
+    const char *bid;
+
+    if (!s || !module || !mlen ||
+        (func && flen && !start_name(func, flen, module, mlen)) ||
+        !(bid = cli_debug_module_id(s, module, mlen)))
+        return NULL;
+    return cli_debug_lookup(s, bid, strlen(bid), offset);
+}
+
+int cli_opt_debug_dir(const char *prog, const char *arg, const char **dir)
+{
+    struct stat st;
+
+    if (!*arg) {
+        cli_error(prog, "--debug-dir: empty directory name");
+        return -1;
+    }
+    if (stat(arg, &st) < 0) {
+        cli_error(prog, "--debug-dir: %s: %s", arg, strerror(errno));
+        return -1;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        cli_error(prog, "--debug-dir: %s: not a directory", arg);
+        return -1;
+    }
+    *dir = arg;
+    return 0;
 }
