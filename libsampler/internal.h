@@ -158,6 +158,7 @@ typedef struct recs__config {
     recs__throttle throttle;
     unsigned depth;
     uint64_t max_chunk_bytes;
+    uint64_t max_chunk_age_ns;  /* REC_MAX_CHUNK_AGE, 0: none */
     uint64_t flush_ns;
     int signo;
     unsigned queue_capacity;       /* 0: from the period */
