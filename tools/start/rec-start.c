@@ -208,9 +208,9 @@ static int parse_args(int argc, char **argv, struct opts *o)
             o->engine = optarg;
             break;
         case OPT_BACKLOG:
-            if (recs__parse_size(optarg, &v) < 0 || v < (1u << 20))
+            if (recs__parse_size(optarg, &v) < 0 || v < (64u << 10))
                 return fail_usage("invalid stream backlog '%s' (e.g. 64M, at "
-                                  "least 1M)", optarg);
+                                  "least 64k)", optarg);
             o->backlog = v;
             break;
         case 'c': o->follow = true; break;

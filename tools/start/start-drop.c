@@ -261,7 +261,8 @@ static void put32(uint8_t *p, uint32_t v)
 }
 
 /* The replacement chunk takes the dropped one's place: its index, start
- * (so chunks stay in time order), duration and writer; not LAST. */
+ * (so chunks stay in time order), duration, writer and flags (LAST: the
+ * recording closed cleanly). */
 static void place(uint8_t *h, const uint8_t *orig)
 {
     memcpy(h + REC_CH_START_WALL, orig + REC_CH_START_WALL, 8);
@@ -269,7 +270,7 @@ static void place(uint8_t *h, const uint8_t *orig)
     memcpy(h + REC_CH_DURATION, orig + REC_CH_DURATION, 8);
     memcpy(h + REC_CH_INDEX, orig + REC_CH_INDEX, 4);
     memcpy(h + REC_CH_WRITER_PID, orig + REC_CH_WRITER_PID, 4);
-    h[REC_CH_FLAGS] = 0;
+    h[REC_CH_FLAGS] = orig[REC_CH_FLAGS];
     put32(h + REC_CH_CRC, rec__crc32c(0, h, REC_CH_CRC));
 }
 
