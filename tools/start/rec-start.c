@@ -365,6 +365,10 @@ static int wait_program(pid_t pid, int sfd, int *status, char *why, size_t wsize
     size_t len = 0;
     pid_t w;
 
+    /* read_status() reads until the pipe is empty: it must not wait for
+     * the next line while chunks are to be relayed. */
+    if (stream && sfd >= 0)
+        fcntl(sfd, F_SETFL, O_NONBLOCK);
     for (;;) {
         struct pollfd p[3] = { { sfd, POLLIN, 0 }, { chld_pipe[0], POLLIN, 0 },
                                { -1, 0, 0 } };
