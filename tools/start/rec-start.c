@@ -57,6 +57,7 @@ struct opts {
     uint64_t backlog;           /* --stream-backlog, bytes */
     bool follow, force, quiet, no_cmdline;
     bool stream;                /* -o - or a FIFO */
+    bool stream_stdout;         /* ... that is our standard output */
     char run_id[33];            /* REC_RUN_ID of this run */
 };
 
@@ -529,8 +530,7 @@ static void run_child(const struct opts *o, const char *lib, const char *path,
     sigaction(SIGQUIT, old_quit, NULL);
     /* -o -: standard output carries the recording; the program's goes
      * to standard error. */
-    if (stream_fd >= 0 && !strcmp(o->output, "-") &&
-        dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
+    if (o->stream_stdout && dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
         _exit(127);
     if (stream_fd >= 0) {
         fd = stream_fd;
@@ -576,45 +576,6 @@ failed:
     _exit(127);
 }
 
-/* -o - or a FIFO: the recording is streamed (start-stream.c). A FIFO is
- * opened before the program starts: that waits for its reader. */
-static int stream_setup(struct opts *o, start_stream **out)
-{
-    struct stat st;
-    char msg[PATH_MAX + 256];
-    int fd = STDOUT_FILENO;
-
-    *out = NULL;
-    if (!o->output || (strcmp(o->output, "-") &&
-                       (stat(o->output, &st) != 0 || !S_ISFIFO(st.st_mode))))
-        return 0;
-    o->stream = true;
-    if (o->follow)
-        return fail_usage("--follow-children records each process into its "
-                          "own file: it cannot stream to %s", o->output);
-    if (!strcmp(o->output, "-") && isatty(STDOUT_FILENO)) {
-        fprintf(stderr, "%s: -o -: standard output is a terminal: refusing "
-                "to write a binary recording to it\n", prog);
-        return 1;
-    }
-    if (strcmp(o->output, "-") &&
-        (fd = open(o->output, O_WRONLY | O_CLOEXEC)) < 0) {
-        fprintf(stderr, "%s: %s: %s\n", prog, o->output, strerror(errno));
-        return 1;
-    }
-    if (start_stream_open(out, fd, o->output,
-                          o->backlog ? o->backlog : 32u << 20, msg,
-                          sizeof msg) < 0) {
-        fprintf(stderr, "%s: %s\n", prog, msg);
-        if (fd != STDOUT_FILENO)
-            close(fd);
-        return 1;
-    }
-    if (fd != STDOUT_FILENO)
-        close(fd);      /* the stream has its own description */
-    return 0;
-}
-
 int main(int argc, char **argv)
 {
     struct opts o = { 0 };
@@ -630,8 +591,10 @@ int main(int argc, char **argv)
 
     if ((rc = parse_args(argc, argv, &o)) != 0)
         return rc;
-    if ((rc = stream_setup(&o, &stream)) != 0)
+    if ((rc = start_stream_setup(o.output, o.follow, o.force, o.backlog,
+                                 &stream, &o.stream_stdout)) != 0)
         return rc;
+    o.stream = stream != NULL;
     if (stream)
         stream_fd = start_stream_memfd(stream);
     /* One id for the whole run: every recording of it (children, exec'd

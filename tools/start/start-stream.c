@@ -22,6 +22,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -381,6 +382,53 @@ void start_stream_summary(start_stream *s, bool signaled, const char *why)
         fprintf(stderr, "%s: %s: %" PRIu64 " chunk%s discarded after the "
                 "consumer went away\n", prog, s->name, s->discarded_chunks,
                 s->discarded_chunks == 1 ? "" : "s");
+}
+
+int start_stream_setup(const char *output, bool follow, bool force,
+                       uint64_t backlog, start_stream **out, bool *to_stdout)
+{
+    struct stat st, so;
+    char msg[PATH_MAX + 256];
+    int fd = STDOUT_FILENO;
+
+    *out = NULL;
+    *to_stdout = false;
+    /* --force asks to replace a file: a FIFO is then refused as a file
+     * that is not regular (start_check_output()), as it always was. */
+    if (!output || (strcmp(output, "-") &&
+                    (force || stat(output, &st) != 0 ||
+                     !S_ISFIFO(st.st_mode))))
+        return 0;
+    if (follow) {
+        fprintf(stderr, "%s: --follow-children records each process into "
+                "its own file: it cannot stream to %s\nTry 'rec-start "
+                "--help'.\n", prog, output);
+        return 2;
+    }
+    if (!strcmp(output, "-") && isatty(STDOUT_FILENO)) {
+        fprintf(stderr, "%s: -o -: standard output is a terminal: refusing "
+                "to write a binary recording to it\n", prog);
+        return 1;
+    }
+    if (strcmp(output, "-") &&
+        (fd = open(output, O_WRONLY | O_CLOEXEC)) < 0) {
+        fprintf(stderr, "%s: %s: %s\n", prog, output, strerror(errno));
+        return 1;
+    }
+    /* -o -, or a name of the same pipe (/dev/stdout): the program's
+     * output must not mix with the recording. */
+    *to_stdout = fd == STDOUT_FILENO ||
+        (fstat(fd, &st) == 0 && fstat(STDOUT_FILENO, &so) == 0 &&
+         st.st_dev == so.st_dev && st.st_ino == so.st_ino);
+    int rc = start_stream_open(out, fd, output,
+                               backlog ? backlog : 32u << 20, msg, sizeof msg);
+    if (fd != STDOUT_FILENO)
+        close(fd);      /* the stream has its own description */
+    if (rc < 0) {
+        fprintf(stderr, "%s: %s\n", prog, msg);
+        return 1;
+    }
+    return 0;
 }
 
 void start_stream_free(start_stream *s)
