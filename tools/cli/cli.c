@@ -12,6 +12,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -69,6 +70,16 @@ void cli_reader_error(const char *prog, const char *path,
 bool cli_is_stdin(const char *path)
 {
     return path && !strcmp(path, "-");
+}
+
+bool cli_is_stream(const char *path)
+{
+    struct stat st;
+    if (cli_is_stdin(path))
+        return true;
+    return path && stat(path, &st) == 0 &&
+           (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode) ||
+            S_ISCHR(st.st_mode));
 }
 
 int cli_reader_open(const char *path, unsigned flags, rec_reader **r)

@@ -363,7 +363,7 @@ static int check_event_names(const struct opts *o, char *const *in, int n)
         return 0;
     for (int i = 0; i < n; i++) {
         rec_reader *r;
-        if (cli_is_stdin(in[i]) || rec_reader_open(&r, in[i], 0) < 0)
+        if (cli_is_stream(in[i]) || rec_reader_open(&r, in[i], 0) < 0)
             continue;
         for (size_t k = 0; k < rec_reader_ntypes(r); k++) {
             const rec_type *t = rec_reader_type(r, k);
@@ -628,7 +628,7 @@ int main(int argc, char **argv)
         status = CLI_EXIT_DATA;
         goto done;
     }
-    if (o.follow && !cli_is_stdin(argv[optind])) {
+    if (o.follow && !cli_is_stream(argv[optind])) {
         dump_follow_cb cb = { &d, follow_chunk, follow_event };
         d.until = UINT64_MAX;
         status = dump_follow(prog, argv[optind], &o.fo, &cb, d.out);
