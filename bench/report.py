@@ -25,6 +25,13 @@ TITLES = {
     "selfcost": "Sampler cost by component",
     "peers": "rec against peers at 1 kHz (`bench/peer-burn`)",
     "rec": "Format library and readers (synthetic recordings)",
+    "unwind": "CFI stack walker: root reach, walk cost, tables (`bench/unwind.sh`)",
+    "engine": "Engines: timer and perf_event against perf record (`bench/engine.sh`)",
+    "exits": "Exits without exit(), SIGKILL, flush cost (`bench/sampler-exits.sh`)",
+    "short": "Short, time-sliced threads (`bench/sampler-short.sh`)",
+    "blocked": "Threads that block every signal (`bench/sampler-blocked.sh`)",
+    "stream": "Live streaming: latency, follower cost, kills (`bench/stream.sh`)",
+    "export": "Export formats (`bench/export.sh`)",
 }
 
 
@@ -385,7 +392,10 @@ def main():
         o += ["## %s" % TITLES.get(name, name), "",
               "Command: `%s` (%d s%s)." % (cmd, secs, "" if st == 0 else ", **failed with status %d**" % st), ""]
         if not figs:
-            o += ["No figures (see the script's output).", ""]
+            # Scripts without BENCH_TSV figures: their own tables, as printed.
+            log = os.path.join(a.work, "logs", name + ".log")
+            text = open(log, encoding="utf-8", errors="replace").read().rstrip() if os.path.exists(log) else ""
+            o += (["```", text, "```", ""] if text else ["No figures (see the script's output).", ""])
             continue
         o += ["| figure | tool | median | range | runs | × rec | notes |", "|---|---|---|---|---|---|---|"]
         names = []

@@ -10,13 +10,15 @@
 #           tool. About 10-15 minutes on an idle 2-core machine; the full
 #           mode takes about 40.
 # --only    a comma-separated subset of accuracy,cost,memory,stacks,
-#           selfcost,peers,rec (default: all)
+#           selfcost,peers,rec,unwind,engine,exits,short,blocked,stream,
+#           export (default: all)
 # --out     where RESULTS.md and plots/ go (default: bench/ of this tree)
 #
 # Each script's human output is kept in a log directory (printed at the
 # end); its figures go through BENCH_TSV (bench/lib.sh bench_fig) to
 # report.py. A script that fails is reported as such in RESULTS.md and the
-# others still run. The load average is sampled every 10 s during the run
+# others still run. The scripts that print tables but no BENCH_TSV
+# figures (unwind and the ones after it) have their output quoted as it is. The load average is sampled every 10 s during the run
 # and reported: the machine may be shared, and every figure that can be is
 # CPU-time based so that load mostly widens the ranges.
 # Needs the tree built (REC_BUILD, default _build) and python3 for the
@@ -26,7 +28,8 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 export REC_BUILD=${REC_BUILD:-$top/_build}
 export BENCH_RUNS=${BENCH_RUNS:-5}
-quick=0 only=accuracy,cost,memory,stacks,selfcost,peers,rec out=$top/bench
+quick=0 out=$top/bench
+only=accuracy,cost,memory,stacks,selfcost,peers,rec,unwind,engine,exits,short,blocked,stream,export
 while [ $# -gt 0 ]; do
     case $1 in
     --quick) quick=1; shift ;;
@@ -60,9 +63,11 @@ if [ $quick = 1 ]; then
     peers=(2 300)
     selfcost=("0.1 0.25")
     recev=200000 big=100000000 jfrev=100000
+    uw=(--seconds 0.3) eng=(0.25 32 20) short=500 xpev=200000
 else
     acc=() cost=() mem=() stk=() peers=() selfcost=("0.25 1")
     recev=1000000 big=1000000000 jfrev=1000000
+    uw=() eng=() short=2000 xpev=1000000
 fi
 # rec and perf at the same periods, so that each period is one figure
 cost+=(--rates "10ms 5ms 2ms 1ms 500us 200us"
@@ -93,6 +98,13 @@ run stacks "$b/sampler-stacks.sh" --runs "$BENCH_RUNS" "${stk[@]}"
 run selfcost "$b/sampler-selfcost.sh" "$REC_BUILD" "$BENCH_RUNS" "${selfcost[@]}"
 run peers env BENCH_JFR_EVENTS=$jfrev "$b/peers.sh" "${peers[@]}"
 run rec env BENCH_BIG_BYTES=$big "$b/rec.sh" "$recev"
+run unwind "$b/unwind.sh" --runs "$BENCH_RUNS" "${uw[@]}"
+run engine "$b/engine.sh" "${eng[@]}"
+run exits "$b/sampler-exits.sh" "$REC_BUILD" "$BENCH_RUNS"
+run short env SHORT_THREADS=$short "$b/sampler-short.sh" "$REC_BUILD" "$BENCH_RUNS"
+run blocked "$b/sampler-blocked.sh" "$REC_BUILD" "$BENCH_RUNS"
+run stream "$b/stream.sh"
+run export "$b/export.sh" "$xpev"
 finished=$(date -u +%FT%TZ)
 kill "$loadpid" 2>/dev/null || true
 

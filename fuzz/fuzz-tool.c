@@ -1,8 +1,8 @@
 /*
  * fuzz/fuzz-tool.c - the libFuzzer entry point of every fuzz target: the
  * reader alone (FUZZ_READER) or a tool's whole main path in each of its
- * modes (FUZZ_DUMP, FUZZ_SUMMARY, FUZZ_CPU; the tool's main() is compiled
- * as fuzz_tool_main()). The input is a recording: its chunk and block
+ * modes (FUZZ_DUMP, FUZZ_SUMMARY, FUZZ_CPU, FUZZ_FLAME; the tool's main()
+ * is compiled as fuzz_tool_main()). The input is a recording: its chunk and block
  * checksums are recomputed first, so that mutations reach the structure,
  * lz4 and CBOR behind them instead of stopping at a CRC.
  *
@@ -101,8 +101,14 @@ static const char *const modes[][12] = {
     { "rec-cpu", "--svg", "/dev/null", "--html", "/dev/null" },
     { "rec-cpu", "--threads", "main,2", "--since", "+1ms", "--until",
       "+1s" },
+#elif defined(FUZZ_FLAME)
+    { "rec-flame", "-o", "/dev/null" },
+    { "rec-flame", "-o", "/dev/null", "--threads", "main,1*", "--since",
+      "+1ms" },
+    /* The recording against itself: "@" is its path too. */
+    { "rec-flame", "-o", "/dev/null", "--diff", "@" },
 #else
-#error "define one of FUZZ_READER, FUZZ_DUMP, FUZZ_SUMMARY, FUZZ_CPU"
+#error "define one of FUZZ_READER, FUZZ_DUMP, FUZZ_SUMMARY, FUZZ_CPU, FUZZ_FLAME"
 #endif
 };
 
@@ -112,7 +118,8 @@ static void run(void)
         char *argv[16];
         int argc = 0;
         while (argc < 12 && modes[m][argc]) {
-            argv[argc] = (char *)modes[m][argc];
+            argv[argc] = strcmp(modes[m][argc], "@") ? (char *)modes[m][argc]
+                                                     : rec_path;
             argc++;
         }
         argv[argc++] = rec_path;

@@ -205,6 +205,9 @@ typedef struct recs__global {
     pid_t pid;                     /* process that owns the session */
     pthread_t sampler;
     bool sampler_started;
+    /* The sampler thread's CPU clock at its last wake-up: it may be
+     * joined before ProcessUsage is written. */
+    _Atomic uint64_t sampler_cpu_ns;
     _Atomic int quit;
     bool preloaded;                /* by rec-start (LD_PRELOAD, REC_OUTPUT):
                                       names our messages */

@@ -139,12 +139,14 @@ static void fork_prepare(void)
     pthread_mutex_lock(&recs__g.ctl_lock);
     pthread_mutex_lock(&recs__g.drain_lock);
     pthread_mutex_lock(&recs__g.reg_lock);
+    recs__uw_fork_prepare();
 }
 
 static void fork_parent(void)
 {
     recs__thread *self = recs__self;
 
+    recs__uw_fork_parent();
     pthread_mutex_unlock(&recs__g.reg_lock);
     pthread_mutex_unlock(&recs__g.drain_lock);
     pthread_mutex_unlock(&recs__g.ctl_lock);
@@ -170,6 +172,9 @@ static void become_root(const char *output, pid_t pid)
     setenv(REC_ENV_OUTPUT, output, 1);
     setenv(REC_ENV_ROOT_PID, buf, 1);
     unsetenv(REC_ENV_APPEND);
+    /* rec-start's status pipe is the root process's: the images this
+     * child execs must not look for it (the fd is long gone). */
+    unsetenv(REC_ENV_STATUS_FD);
 }
 
 static void fork_child(void)
@@ -189,20 +194,22 @@ static void fork_child(void)
     recs__g.ndead = 0;
     atomic_store(&recs__g.running, 0);
     atomic_store(&recs__g.inflight, 0);
-    /* The parent's writer, stream and tables are the parent's: abandoned,
-     * never flushed or closed from here. */
+    /* The parent's writer and stream are the parent's: abandoned, never
+     * flushed or closed from here. The unwind tables describe the same
+     * code here: kept when they can be (recs__uw_fork_child). */
     recs__g.w = NULL;
     recs__fd_disown(recs__g.out_fd);    /* the parent's */
     recs__g.out_fd = -1;
     recs__g.st = NULL;
     recs__g.sym = NULL;
     recs__g.sampler_started = false;
+    atomic_store(&recs__g.sampler_cpu_ns, 0);
     recs__g.batch_size = 0;
     recs__fd_disown(recs__g.status_fd);
     recs__g.status_fd = -1;
     recs__untracked_reset();
     recs__stacks_abandon();
-    recs__uw_abandon();
+    recs__uw_fork_child();
     /* The parent's perf events are its threads': only their fds came
      * along. */
     recs__perf_forget_all();
@@ -643,8 +650,10 @@ static void recs__preload_init(void)
         /* FD:DEV:INO: a number alone, inherited from anywhere, could name
          * the program's stdout. Remembered by identity: a program that
          * closes every fd may reuse the number for a file of its own. */
-        if (recs__parse_fd_id(v, &fd, &dev, &ino) == 0 &&
-            fstat(fd, &st) == 0 && st.st_dev == dev && st.st_ino == ino) {
+        if (recs__parse_fd_id(v, &fd, &dev, &ino) < 0) {
+            recs__warn("ignoring REC_STATUS_FD=%s: not FD:DEV:INO", v);
+        } else if (fstat(fd, &st) == 0 && st.st_dev == dev &&
+                   st.st_ino == ino) {
             recs__g.status_fd = fd;
             recs__g.status_dev = st.st_dev;
             recs__g.status_ino = st.st_ino;
@@ -652,10 +661,10 @@ static void recs__preload_init(void)
             /* Not for the program's children; the next image of this
              * process gets it (before_exec). */
             fcntl(fd, F_SETFD, FD_CLOEXEC);
-        } else {
-            recs__warn("ignoring REC_STATUS_FD=%s: not a descriptor rec-start "
-                       "opened", v);
         }
+        /* Else the program closed the descriptor or reused its number
+         * (daemons, shells, subprocess's close_fds): nothing to report
+         * to, and nothing to say on the program's stderr either. */
         /* Each image of the root process (exec) writes its own line;
          * followed children do not report. */
     }

@@ -267,6 +267,14 @@ static void stop_timers_hijacked(void)
     pthread_mutex_unlock(&recs__g.reg_lock);
 }
 
+static uint64_t own_cpu_ns(void)
+{
+    struct timespec ts;
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+        return 0;
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 static void *sampler_main(void *arg)
 {
     (void)arg;
@@ -331,7 +339,10 @@ static void *sampler_main(void *arg)
             recs__stop(true, true);
             return NULL;
         }
+        atomic_store(&recs__g.sampler_cpu_ns, own_cpu_ns());
     }
+    /* A stop from another thread joins us next: our last reading. */
+    atomic_store(&recs__g.sampler_cpu_ns, own_cpu_ns());
     return NULL;
 }
 
@@ -559,6 +570,10 @@ static void emit_usage(void)
     ev.voluntarySwitches = (uint64_t)ru.ru_nvcsw;
     ev.involuntarySwitches = (uint64_t)ru.ru_nivcsw;
     ev.startTime = recs__now_ns();
+    /* On the sampler thread (a fatal signal, a full disk) its clock now;
+     * else its last reading, taken at each of its wake-ups. */
+    ev.samplerCpuTime = pthread_equal(pthread_self(), recs__g.sampler)
+                        ? own_cpu_ns() : atomic_load(&recs__g.sampler_cpu_ns);
     rec_emit_ProcessUsage(recs__g.st, &ev);
 }
 

@@ -311,6 +311,46 @@ void recs__uw_abandon(void)
     memset(&stats, 0, sizeof stats);
 }
 
+/* Whether fork_prepare holds uw_lock (the forking thread's, then the
+ * child's copy). */
+static bool uw_fork_locked;
+
+void recs__uw_fork_prepare(void)
+{
+    struct timespec until;
+
+    /* A build takes milliseconds. The bound is for a thread that forks
+     * from a dlopen constructor: it holds the loader's lock, which a
+     * refresh under uw_lock may be waiting for. */
+    clock_gettime(CLOCK_MONOTONIC, &until);
+    until.tv_nsec += 200000000L;
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
+    uw_fork_locked = pthread_mutex_clocklock(&uw_lock, CLOCK_MONOTONIC,
+                                             &until) == 0;
+}
+
+void recs__uw_fork_parent(void)
+{
+    if (uw_fork_locked)
+        pthread_mutex_unlock(&uw_lock);
+    uw_fork_locked = false;
+}
+
+void recs__uw_fork_child(void)
+{
+    /* Every change to the list is made under uw_lock: held by us at the
+     * fork means nothing was half done. Else its owner is gone for good. */
+    if (!uw_fork_locked) {
+        recs__uw_abandon();
+        return;
+    }
+    uw_fork_locked = false;
+    pthread_mutex_unlock(&uw_lock);
+}
+
 /* Signal-safe. */
 const recs_uw_set *recs__uw_current(void)
 {

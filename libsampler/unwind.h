@@ -116,6 +116,15 @@ void recs__uw_reclaim(void);
  * them (another thread may have been building one, or held the allocator's
  * lock); the next refresh starts over. */
 void recs__uw_abandon(void);
+/* Around fork(): the parent waits (boundedly) for a table being built, so
+ * that the child can keep the tables, the child's copy of the same code,
+ * instead of rebuilding them all before it runs on. prepare takes the
+ * tables' lock last, after every other lock of the sampler; parent and
+ * child release it; a child that could not have it abandons the tables
+ * (recs__uw_abandon()). */
+void recs__uw_fork_prepare(void);
+void recs__uw_fork_parent(void);
+void recs__uw_fork_child(void);
 /* Signal-safe. Ask the sampler thread for a refresh (code outside every
  * known segment was seen). */
 RECS_UW_HIDDEN

@@ -5,7 +5,7 @@
 #
 #   scripts/fuzz.sh [-b BUILDDIR] [-j JOBS] MINUTES [TARGET...]
 #
-# TARGET: reader, dump, summary, cpu (default: all, one after the other;
+# TARGET: reader, dump, summary, cpu, flame (default: all, one after the other;
 # JOBS libFuzzer worker processes each, default 1). The growing corpus is kept in
 # BUILDDIR/fuzz-corpus/TARGET, crashes go to BUILDDIR/fuzz-findings/TARGET:
 # copy each one, reduced, to tests/data/fuzz/TARGET/ so that make check
@@ -27,10 +27,10 @@ shift $((OPTIND - 1))
 [ $# -ge 1 ] || { echo "usage: $0 [-b BUILDDIR] [-j JOBS] MINUTES [TARGET...]" >&2; exit 2; }
 minutes=$1
 shift
-targets=${*:-reader dump summary cpu}
+targets=${*:-reader dump summary cpu flame}
 
 (cd "$build" && make -s fuzz/fuzz-reader fuzz/fuzz-dump fuzz/fuzz-summary \
-    fuzz/fuzz-cpu) || {
+    fuzz/fuzz-cpu fuzz/fuzz-flame) || {
     echo "$0: $build is not configured with --enable-fuzzing" >&2
     exit 1
 }

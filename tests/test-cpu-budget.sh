@@ -62,4 +62,14 @@ test "$(wc -l < "$T/own.txt")" -eq 5; ok $? "budget reported its 5 threads"
 jqt "budget-2000 reconstructed at 0.4 s +- 15 ms" "$T/cpu.json" \
     '[.threads[] | select(.name == "budget-2000") | (.sampledCpuTime + .lostCpuTime - 400000000 | fabs) <= 15000000] == [true]'
 
+# getrusage counts the sampler's own thread, which is never sampled: the
+# recording says how much it was, and the comparison leaves it out.
+jqt "the sampler thread's CPU is recorded, a part of getrusage's" "$T/cpu.json" \
+    '.process | .samplerCpuTime > 0 and .samplerCpuTime < .usageCpuTime'
+jqt "usageDifference = sampled + lost - (getrusage - sampler thread)" "$T/cpu.json" \
+    '.process | .usageDifference == .sampledCpuTime + .lostCpuTime - (.usageCpuTime - .samplerCpuTime)'
+"$REC_CPU" "$T/budget.rec" > "$T/cpu.txt"
+grep -q "of which the sampler thread [0-9.]* ms, sampled+lost - the rest = " "$T/cpu.txt"
+ok $? "the text report names the sampler thread's share"
+
 done_testing

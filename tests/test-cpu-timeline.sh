@@ -46,66 +46,27 @@ ok $? "names needing escapes: exit 0"
 grep -q '&lt;b&gt;&amp;amp;&quot;x&quot;&lt;/b&gt;' "$T/names.svg"
 ok $? "names are XML-escaped"
 
-CHROMIUM=
-for c in chromium chromium-browser google-chrome; do
-    if command -v "$c" > /dev/null 2>&1; then CHROMIUM=$c; break; fi
-done
-if [ -z "$CHROMIUM" ]; then
+. "$top_srcdir/tests/chromium-lib.sh"
+if ! chromium_find; then
     for _ in 1 2 3 4 5 6; do skip "chromium not installed (scripts/deps.sh)"; done
     done_testing
     exit $?
 fi
-TO=
-command -v timeout > /dev/null 2>&1 && TO="timeout 120"
-browse() {      # browse ARGS... : headless Chromium with a fresh profile
-    $TO "$CHROMIUM" --headless --no-sandbox --disable-gpu --disable-quic \
-        --no-first-run --disable-background-networking \
-        --disable-component-update --disable-sync \
-        --user-data-dir="$(mktemp -d "$T/profile.XXXXXX")" "$@" 2> /dev/null
-}
-browse --dump-dom "file://$T/t.html" > "$T/dom.html"
+browse "$T" --dump-dom "file://$T/t.html" 2>/dev/null > "$T/dom.html"
 test "$(grep -o 'class="lane"' "$T/dom.html" | wc -l)" -eq 7
 ok $? "chromium: rendered DOM has 7 lanes"
-browse --dump-dom "file://$T/names.svg" > "$T/names-dom.txt"
+browse "$T" --dump-dom "file://$T/names.svg" 2>/dev/null > "$T/names-dom.txt"
 test "$(grep -o 'class="lane"' "$T/names-dom.txt" | wc -l)" -eq 5 \
     && ! grep -q 'parsererror' "$T/names-dom.txt"
 ok $? "chromium: SVG with odd names parses (5 lanes)"
 
-# Non-blank check without python: a page draws the screenshot into a canvas
-# and counts the pixels that are not white.
-cat > "$T/count.html" <<'HTML'
-<!DOCTYPE html><html><body><pre id="out">pending</pre><script>
-var img = new Image();
-img.onload = function () {
-  var c = document.createElement('canvas');
-  c.width = img.width; c.height = img.height;
-  var g = c.getContext('2d');
-  g.drawImage(img, 0, 0);
-  var d = g.getImageData(0, 0, c.width, c.height).data, n = 0, red = 0;
-  for (var i = 0; i < d.length; i += 4) {
-    if (d[i] < 240 || d[i + 1] < 240 || d[i + 2] < 240) n++;
-    if (d[i] > 150 && d[i + 1] < 100 && d[i + 2] < 100) red++;
-  }
-  document.getElementById('out').textContent = 'result ' + n + ' ' + red;
-};
-img.onerror = function () { document.getElementById('out').textContent = 'result error'; };
-img.src = 'shot.png';
-</script></body></html>
-HTML
-pixels() {      # pixels FILE: "nonwhite red" counts of a screenshot of FILE
-    rm -f "$T/shot.png"
-    (cd "$T" && browse --screenshot="$T/shot.png" --window-size=1200,800 "file://$1" > /dev/null)
-    test -s "$T/shot.png" || { echo "none"; return; }
-    browse --allow-file-access-from-files --virtual-time-budget=5000 \
-        --dump-dom "file://$T/count.html" | sed -n 's/.*id="out">result \([^<]*\)<.*/\1/p'
-}
 # shellcheck disable=SC2046  # two numbers, split on purpose
-set -- $(pixels "$T/t.html")
+set -- $(pixels "$T" "$T/t.html")
 echo "# html screenshot: ${1:-?} non-white pixels, ${2:-?} bar-red pixels"
 test "${1:-0}" -gt 20000 2> /dev/null; ok $? "chromium: HTML screenshot is not blank"
 test "${2:-0}" -gt 5000 2> /dev/null; ok $? "chromium: HTML screenshot shows the CPU bars"
 # shellcheck disable=SC2046
-set -- $(pixels "$T/t.svg")
+set -- $(pixels "$T" "$T/t.svg")
 echo "# svg screenshot: ${1:-?} non-white pixels, ${2:-?} bar-red pixels"
 test "${1:-0}" -gt 20000 2> /dev/null; ok $? "chromium: SVG screenshot is not blank"
 test "${2:-0}" -gt 5000 2> /dev/null; ok $? "chromium: SVG screenshot shows the CPU bars"

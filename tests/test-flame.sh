@@ -37,25 +37,14 @@ ok $? "--diff: threads of both recordings, marked before/after"
 st=$?
 expect_status 2 "--diff with one file: usage error"
 
-CHROMIUM=
-for c in chromium chromium-browser google-chrome; do
-    if command -v "$c" >/dev/null 2>&1; then CHROMIUM=$c; break; fi
-done
-if [ -z "$CHROMIUM" ]; then
+. "$top_srcdir/tests/chromium-lib.sh"
+if ! chromium_find; then
     for _ in 1 2 3 4 5; do skip "chromium not installed (scripts/deps.sh)"; done
     done_testing
     exit $?
 fi
-TO=
-command -v timeout >/dev/null 2>&1 && TO="timeout 120"
-browse() {      # browse ARGS... : headless Chromium with a fresh profile
-    $TO "$CHROMIUM" --headless --no-sandbox --disable-gpu --disable-quic \
-        --no-first-run --disable-background-networking \
-        --disable-component-update --disable-sync --enable-logging=stderr --v=0 \
-        --user-data-dir="$(mktemp -d "$TMP/profile.XXXXXX")" "$@"
-}
 # One load: the DOM after the script ran, with a preselected search.
-browse --window-size=1200,600 --dump-dom "file://$TMP/f.html#q=fib" \
+browse "$TMP" --window-size=1200,600 --dump-dom "file://$TMP/f.html#q=fib" \
     >"$TMP/dom.html" 2>"$TMP/console"
 ! grep -q 'Uncaught' "$TMP/console"; ok $? "chromium: no script error"
 grep 'Uncaught' "$TMP/console" | head -3 | sed 's/^/# /'
@@ -67,31 +56,11 @@ test $n -eq 8; ok $? "chromium: the expected frames are drawn ($n of 8)"
 grep -q 'id="match">matched: 30.00% (150.0 ms)<' "$TMP/dom.html"
 ok $? "chromium: search 'fib' matches 30% of the CPU time"
 
-# Second load: a screenshot of the diff page, then count its coloured
-# pixels in a page of our own (no python needed).
-browse --window-size=1200,600 --screenshot="$TMP/shot.png" "file://$TMP/d.html" \
-    >/dev/null 2>&1
-cat >"$TMP/count.html" <<'HTML'
-<!DOCTYPE html><html><body><pre id="out">pending</pre><script>
-var img = new Image();
-img.onload = function () {
-  var c = document.createElement('canvas');
-  c.width = img.width; c.height = img.height;
-  var g = c.getContext('2d');
-  g.drawImage(img, 0, 0);
-  var d = g.getImageData(0, 0, c.width, c.height).data, n = 0;
-  for (var i = 0; i < d.length; i += 4)
-    if (d[i] < 240 || d[i + 1] < 240 || d[i + 2] < 240) n++;
-  document.getElementById('out').textContent = 'result ' + n;
-};
-img.onerror = function () { document.getElementById('out').textContent = 'result 0'; };
-img.src = 'shot.png';
-</script></body></html>
-HTML
+# Second load: a screenshot of the diff page, its pixels counted.
+# shellcheck disable=SC2046  # two numbers, split on purpose
+set -- $(pixels "$TMP" "$TMP/d.html")
+px=$1
 test -s "$TMP/shot.png"; ok $? "chromium: screenshot of the --diff page"
-px=$(browse --allow-file-access-from-files --virtual-time-budget=5000 \
-        --dump-dom "file://$TMP/count.html" 2>/dev/null \
-     | sed -n 's/.*id="out">result \([0-9]*\)<.*/\1/p')
 diag "diff screenshot: ${px:-?} non-white pixels"
 test "${px:-0}" -gt 20000 2>/dev/null; ok $? "chromium: the screenshot is not blank"
 done_testing

@@ -6,7 +6,7 @@
 . "$top_srcdir/tests/tools-tap.sh"
 
 D=$top_srcdir/tests/data
-for t in reader dump summary cpu; do
+for t in reader dump summary cpu flame; do
     set -- "$D/golden" "$D/cpu" "$D/corpus"
     [ -d "$D/fuzz/$t" ] && set -- "$@" "$D/fuzz/$t"
     "$top_builddir/fuzz/replay-$t" "$@" > "$TMP/out" 2> "$TMP/err"

@@ -297,16 +297,22 @@ rm -f "$T/st.rec"
 env REC_OUTPUT="$T/st.rec" REC_ENGINE=$ENGINE REC_STATUS_FD="9:$(stat -c %d:%i "$T/status")" \
     LD_PRELOAD="$PRELOAD" "$H/burn" 1 100 9>>"$T/status" >/dev/null 2>&1
 check_eval "REC_STATUS_FD: one summary line" 'grep -Eq "^samples=[1-9][0-9]* lost=[0-9]+$" "$T/status"'
-# 18b: a REC_STATUS_FD inherited from elsewhere (a bare number, or an
-# identity that is not what the fd is open on) never makes rec write
-# into the program's stdout.
-for v in 1 "1:0:0"; do
+# 18b: a REC_STATUS_FD inherited from elsewhere never makes rec write
+# into the program's stdout: a bare number is refused with a warning; an
+# identity that is not what the fd is open on (the program closed or
+# reused it) is ignored without a word on the program's stderr.
+for v in 1 "1:0:0" "9:0:0"; do
     rm -f "$T/st2.rec"
     env REC_OUTPUT="$T/st2.rec" REC_ENGINE=$ENGINE REC_STATUS_FD="$v" LD_PRELOAD="$PRELOAD" \
         "$H/burn" 1 50 >"$T/st2.out" 2>"$T/st2.err"
     rc=$?
-    check_eval "REC_STATUS_FD=$v from the environment: nothing on stdout, ignored with a warning" \
-        '[ $rc = 0 ] && [ ! -s "$T/st2.out" ] && grep -q "ignoring REC_STATUS_FD" "$T/st2.err"'
+    if [ "$v" = 1 ]; then
+        check_eval "REC_STATUS_FD=$v from the environment: nothing on stdout, refused with a warning" \
+            '[ $rc = 0 ] && [ ! -s "$T/st2.out" ] && grep -q "ignoring REC_STATUS_FD=1: not FD:DEV:INO" "$T/st2.err"'
+    else
+        check_eval "REC_STATUS_FD=$v from the environment: nothing on stdout or stderr" \
+            '[ $rc = 0 ] && [ ! -s "$T/st2.out" ] && [ ! -s "$T/st2.err" ]'
+    fi
 done
 
 # 19: chunk rotation while sampling: pools re-emitted per chunk.

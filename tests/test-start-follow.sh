@@ -25,6 +25,10 @@ expect_status 0 "with --follow-children"
 grep -q "^rec-start: 1 descendant recording: $TMP/f.rec.<pid>" "$TMP/err"
 ok $? "the summary points at the descendant's recording"
 [ $? -eq 0 ] || diag_file "$TMP/err"
+# The child is forked by sh, then execs: its new image is a root of its
+# own and must not look for rec-start's status pipe (closed on exec).
+! grep -q 'REC_STATUS_FD' "$TMP/err"
+ok $? "a followed child that execs says nothing of the status pipe"
 cpid=$(cat "$TMP/out")
 [ -f "$TMP/f.rec" ] && [ -f "$TMP/f.rec.$cpid" ]
 ok $? "the child recorded into f.rec.$cpid"
@@ -74,5 +78,31 @@ expect_status 0 "a program that execs"
 ! ls "$TMP"/ex.rec.* >/dev/null 2>&1 && grep -q "^rec-start: $TMP/ex.rec: [1-9][0-9]* samples" "$TMP/err"
 ok $? "one file, with the exec'd image's samples"
 [ $? -eq 0 ] || diag_file "$TMP/err"
+
+# A child forked without exec, built without frame pointers: it walks its
+# stacks with the unwind tables it inherited (kept, not rebuilt) and its
+# chains are exact, down to the thread's root.
+NOFP=$top_builddir/tests/workloads/stacks-nofp
+if [ -x "$NOFP" ] && [ -x "$REC_DUMP" ] && [ "$(uname -m)" = x86_64 ]; then
+    # (The child abandons the parent's sampler state by design: no leak
+    # report for it under the sanitizers.)
+    ASAN_OPTIONS="$ASAN_OPTIONS:detect_leaks=0" \
+        "$REC_START" -q -c -t 1ms -o "$TMP/fk.rec" "$NOFP" 0.3 fork >"$TMP/out" 2>"$TMP/err"
+    st=$?
+    expect_status 0 "a program that forks and runs in its child"
+    set -- "$TMP"/fk.rec.*
+    "$REC_DUMP" --ndjson --stack-depth 0 --events CPUTimeSample "$1" 2>/dev/null |
+        jq -r 'select(.failed | not) | [.eventThread.name,
+               ((.stackTrace.frames // []) | map(.function // "?") | join(" "))] | @tsv' \
+        >"$TMP/fk.tsv"
+    awk -F '\t' '
+        $1 == "stk-main" && $2 ~ /^stk_c / { n++; if ($2 ~ /^stk_c stk_b stk_a main .*_start$/) good++; else if (bad++ < 3) print "# unexpected: " $2 }
+        $1 == "stk-leaf" && $2 ~ /^stk_leaf / { n++; if ($2 ~ /^stk_leaf stk_leaf_parent stk_leaf_thread .*clone3?$/) good++; else if (bad++ < 3) print "# unexpected: " $2 }
+        END { printf "# forked child: %d of %d samples exact\n", good, n; exit !(n >= 20 && good >= 0.99 * n) }' "$TMP/fk.tsv"
+    ok $? "the forked child's chains are exact, down to the root"
+else
+    skip "stacks-nofp or rec-dump not built, or not x86-64"
+    skip "stacks-nofp or rec-dump not built, or not x86-64"
+fi
 
 done_testing

@@ -10,14 +10,18 @@
  *                        frame-pointer walk skips stk_leaf_parent)
  *   thread "stk-rec":   stk_rec_bottom stk_rec x (DEPTH + 1) stk_rec_thread
  * Each thread burns the given CPU time (default 1 s) of its own clock.
- * Usage: stacks [SECONDS]   Prints nothing.
+ * Usage: stacks [SECONDS [fork]]   Prints nothing. With "fork", a child
+ * (forked before any thread, no exec) runs it all while the parent waits.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #define STK_REC_DEPTH 7
 /* clang has no noipa: noinline is the closest it offers. */
@@ -122,6 +126,17 @@ int main(int argc, char **argv)
             return 2;
         }
         budget_ns = (uint64_t)(s * 1e9);
+    }
+    if (argc > 2 && strcmp(argv[2], "fork") == 0) {
+        int st;
+        pid_t pid = fork();
+        if (pid < 0) {
+            perror("fork");
+            return 1;
+        }
+        if (pid > 0)
+            return waitpid(pid, &st, 0) == pid && WIFEXITED(st)
+                   ? WEXITSTATUS(st) : 1;
     }
     pthread_setname_np(pthread_self(), "stk-main");
     if (pthread_create(&leaf, NULL, stk_leaf_thread, (void *)1) ||

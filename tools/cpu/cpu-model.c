@@ -362,7 +362,7 @@ int cpu_model_thread_end(cpu_model *m, cpu_thread *t, uint64_t ts,
 }
 
 void cpu_model_usage(cpu_model *m, uint64_t pid, uint64_t ts,
-                     uint64_t user, uint64_t sys)
+                     uint64_t user, uint64_t sys, uint64_t sampler)
 {
     cpu_process *p = cpu_model_process(m, pid);
     m->events++;
@@ -374,6 +374,7 @@ void cpu_model_usage(cpu_model *m, uint64_t pid, uint64_t ts,
         p->usage_time_ns = ts;
         p->user_ns = user;
         p->system_ns = sys;
+        p->sampler_ns = sampler <= user + sys ? sampler : 0;
     }
 }
 

@@ -116,6 +116,7 @@ typedef struct cpu_process {
     bool has_usage;
     uint64_t usage_time_ns;     /* when ProcessUsage was read */
     uint64_t user_ns, system_ns;
+    uint64_t sampler_ns;        /* the sampler thread's share: 0 unknown */
     uint64_t reconstructed_ns;  /* sampled + lost of its in-range threads */
 } cpu_process;
 
@@ -161,7 +162,7 @@ int cpu_model_thread_end(cpu_model *m, cpu_thread *t, uint64_t ts,
 /* After every input: derive measured figures. */
 int cpu_model_finish(cpu_model *m);
 void cpu_model_usage(cpu_model *m, uint64_t pid, uint64_t ts,
-                     uint64_t user, uint64_t sys);
+                     uint64_t user, uint64_t sys, uint64_t sampler);
 bool cpu_model_in_range(const cpu_model *m, uint64_t ts);
 
 /* Read one recording to its end (reader.c-facing part, cpu-read.c).

@@ -26,7 +26,8 @@ static const cli_kind kinds[] = {
                                           "lostTime" } },
     [K_TSTART] = { "ThreadStart", { "eventThread", "cpuTime" } },
     [K_TEND]   = { "ThreadEnd", { "eventThread", "cpuTime", "snapshot" } },
-    [K_USAGE]  = { "ProcessUsage", { "userTime", "systemTime" } },
+    [K_USAGE]  = { "ProcessUsage", { "userTime", "systemTime",
+                                     "samplerCpuTime" } },
     [K_PINFO]  = { "ProcessInfo", { "processId" } },
 };
 
@@ -345,8 +346,13 @@ static int fold(reader_ctx *c, const rec_event *ev)
         }
         return 0;
     case K_USAGE:
-        if (cli_field_uint(vals, s->f[0], &a) && cli_field_uint(vals, s->f[1], &b))
-            cpu_model_usage(m, c->have_pid ? c->pid : 0, ts, a, b);
+        if (cli_field_uint(vals, s->f[0], &a) && cli_field_uint(vals, s->f[1], &b)) {
+            uint64_t own;
+            /* Absent (older recordings) or null: unknown. */
+            if (!cli_field_uint(vals, s->f[2], &own))
+                own = 0;
+            cpu_model_usage(m, c->have_pid ? c->pid : 0, ts, a, b, own);
+        }
         else
             c->skipped++;
         return 0;

@@ -123,6 +123,9 @@ typedef struct totals {
     int64_t diff;               /* over measured threads only */
     bool has_usage;
     uint64_t user, sys;
+    uint64_t sampler;           /* of user + sys: the sampler thread's */
+    uint64_t sampler_procs;     /* processes whose sampler figure is known */
+    uint64_t usage_procs;
 } totals;
 
 /* Totals of one process (pid) or of everything (all): every in-range
@@ -160,8 +163,18 @@ static void process_totals(const cpu_model *m, bool all, uint64_t pid,
             x->has_usage = true;
             x->user += p->user_ns;
             x->sys += p->system_ns;
+            x->sampler += p->sampler_ns;
+            x->usage_procs++;
+            x->sampler_procs += p->sampler_ns != 0;
         }
     }
+}
+
+/* The sampler thread's CPU is known for every process of the totals: the
+ * comparison with getrusage leaves it out (it is never sampled). */
+static bool usage_net(const totals *x)
+{
+    return x->has_usage && x->sampler_procs == x->usage_procs;
 }
 
 /* Distinct pids of in-range threads and of usage readings, ascending. */
@@ -279,7 +292,7 @@ int cpu_print_table(FILE *f, const cpu_model *m)
                         x.unmeasured);
             fprintf(f, "\n");
         }
-        if (x.has_usage) {
+        if (x.has_usage && !usage_net(&x)) {
             uint64_t u = x.user + x.sys;
             int64_t du = (int64_t)(x.sampled + x.lost - u);
             fprintf(f, "  getrusage %s ms (user %s, system %s), sampled+lost"
@@ -287,6 +300,19 @@ int cpu_print_table(FILE *f, const cpu_model *m)
                     cpu_fmt_ms(a, sizeof a, u), cpu_fmt_ms(b, sizeof b, x.user),
                     cpu_fmt_ms(c, sizeof c, x.sys), fmt_sms(e, sizeof e, du),
                     u ? 100.0 * (double)du / (double)u : 0.0);
+        } else if (x.has_usage) {
+            /* The sampler thread is never sampled: compare with the rest. */
+            uint64_t u = x.user + x.sys, net = u - x.sampler;
+            int64_t du = (int64_t)(x.sampled + x.lost - net);
+            char s[32];
+            fprintf(f, "  getrusage %s ms (user %s, system %s) of which the"
+                    " sampler thread %s ms, sampled+lost - the rest = %s ms"
+                    " (%.2f%%)\n",
+                    cpu_fmt_ms(a, sizeof a, u), cpu_fmt_ms(b, sizeof b, x.user),
+                    cpu_fmt_ms(c, sizeof c, x.sys),
+                    cpu_fmt_ms(s, sizeof s, x.sampler),
+                    fmt_sms(e, sizeof e, du),
+                    net ? 100.0 * (double)du / (double)net : 0.0);
         }
     }
     free(pids);
@@ -510,15 +536,20 @@ static json_t *totals_json(const totals *x, bool with_pid)
                         ? json_integer(x->diff) : json_null());
     if (x->has_usage) {
         uint64_t u = x->user + x->sys;
+        uint64_t own = usage_net(x) ? x->sampler : 0;
         json_object_set_new(o, "userTime", jint(x->user));
         json_object_set_new(o, "systemTime", jint(x->sys));
         json_object_set_new(o, "usageCpuTime", jint(u));
+        json_object_set_new(o, "samplerCpuTime",
+                            usage_net(x) ? jint(own) : json_null());
         json_object_set_new(o, "usageDifference",
-                            json_integer((json_int_t)(x->sampled + x->lost - u)));
+                            json_integer((json_int_t)(x->sampled + x->lost
+                                                      - (u - own))));
     } else {
         json_object_set_new(o, "userTime", json_null());
         json_object_set_new(o, "systemTime", json_null());
         json_object_set_new(o, "usageCpuTime", json_null());
+        json_object_set_new(o, "samplerCpuTime", json_null());
         json_object_set_new(o, "usageDifference", json_null());
     }
     return o;

@@ -19,17 +19,6 @@
 
 /* ---- interned uint32 sequences -------------------------------------- */
 
-static uint64_t seq_hash(const uint32_t *w, size_t n)
-{
-    uint64_t h = 0xcbf29ce484222325ull ^ n;
-    for (size_t i = 0; i < n; i++) {
-        h ^= w[i];
-        h *= 0x100000001b3ull;
-        h ^= h >> 29;
-    }
-    return h;
-}
-
 void xp_seqtab_free(xp_seqtab *t)
 {
     free(t->words);
@@ -45,7 +34,7 @@ long xp_seqtab_intern(xp_seqtab *t, const uint32_t *w, size_t n)
     if ((t->n + 1) * 2 > t->nslots
         && cli_slots_grow(&t->slots, &t->nslots, 1024, t->hash, t->n) < 0)
         return REC_ENOMEM;
-    uint64_t h = seq_hash(w, n);
+    uint64_t h = cli_hash_bytes(w, n * sizeof *w);
     size_t mask = t->nslots - 1, j = h & mask;
     for (; t->slots[j]; j = (j + 1) & mask) {
         size_t i = t->slots[j] - 1;

@@ -248,7 +248,8 @@ static void copy_event(copier *c, const rec_event *ev)
             .maxRss = u(ev, NULL, "maxRss"),
             .voluntarySwitches = u(ev, NULL, "voluntarySwitches"),
             .involuntarySwitches = u(ev, NULL, "involuntarySwitches"),
-            .startTime = ns(c, ev, "startTime") });
+            .startTime = ns(c, ev, "startTime"),
+            .samplerCpuTime = u(ev, NULL, "samplerCpuTime") });
     }
     if (rc < 0)
         c->err = -1;

@@ -7,6 +7,7 @@
  */
 #include <config.h>
 #include "start.h"
+#include "cli.h"
 #include "losses.h"
 
 #include <rec/record.h>
@@ -19,31 +20,6 @@
 #include <sys/stat.h>
 
 static const char *prog = "rec-start";
-
-/* An event's String field as text in buf (rec-start does not link the
- * tools' common code: cli_event_string there). */
-static bool event_string(const rec_event *ev, const char *field, char *buf,
-                         size_t size)
-{
-    long f = rec_type_field_index(rec_event_type(ev), field);
-    rec_value v;
-    size_t n;
-
-    if (f < 0 || rec_event_get(ev, (size_t)f, &v) < 0)
-        return false;
-    if (v.kind == REC_REF && v.v.ref.entry) {
-        const rec_entry *e = v.v.ref.entry;
-        long sf = rec_type_field_index(rec_entry_type(e), "value");
-        if (sf < 0 || rec_entry_get(e, (size_t)sf, &v) < 0)
-            return false;
-    }
-    if (v.kind != REC_STRING)
-        return false;
-    n = v.v.str.len < size - 1 ? v.v.str.len : size - 1;
-    memcpy(buf, v.v.str.s, n);
-    buf[n] = '\0';
-    return true;
-}
 
 void start_tally_init(start_tally *t)
 {
@@ -62,8 +38,8 @@ void start_tally_event(start_tally *t, const rec_event *ev)
         t->samples++;
     } else if (id == REC_TYPE_RecordingSettings) {
         /* The engine of the last recording in the file (exec). */
-        if (event_string(ev, "engine", t->engine, sizeof t->engine)) {
-            if (!event_string(ev, "engineNote", t->note, sizeof t->note))
+        if (cli_event_string(ev, "engine", t->engine, sizeof t->engine)) {
+            if (!cli_event_string(ev, "engineNote", t->note, sizeof t->note))
                 t->note[0] = '\0';
         } else {
             t->engine[0] = t->note[0] = '\0';
