@@ -6,10 +6,14 @@
  *   stream-bench follow PATH
  *       a rec_follow consumer: per event, the wall-clock time at which it
  *       was delivered minus the event's own time; prints the count, the
- *       median and p99 latency and the follower's CPU time.
+ *       median and p99 latency and the follower's CPU time;
+ *   stream-bench pipe
+ *       the same for a recording read from standard input (rec-start -o -
+ *       | stream-bench pipe), with the number of chunks and bytes read.
  */
 #include <config.h>
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,12 +103,55 @@ static int follow(const char *path)
     return rc < 0;
 }
 
+static int pipe_read(void)
+{
+    rec_reader *r;
+    const rec_event *ev;
+    rec_chunk_info ci;
+    size_t n = 0, cap = 1 << 16;
+    uint64_t *lat = malloc(cap * sizeof *lat), chunks = 0, bytes = 0;
+    uint64_t last = UINT64_MAX;
+    int rc = fcntl(0, F_DUPFD_CLOEXEC, 3);
+    if (!lat || rc < 0 || rec_reader_open_fd(&r, rc, "-", 0) < 0)
+        return 1;
+    while ((rc = rec_reader_next(r, &ev)) > 0) {
+        uint64_t now = wall_ns(), t = rec_event_time_ns(ev);
+        if (rec_reader_chunk(r, &ci) == 0 && ci.offset != last) {
+            last = ci.offset;
+            chunks++;
+            bytes += ci.size;
+        }
+        /* Samples only: the module mappings repeated in every chunk are
+         * dated when they are written, not when something happened. */
+        if (rec_type_id(rec_event_type(ev)) != REC_TYPE_CPUTimeSample)
+            continue;
+        if (n == cap && !(lat = realloc(lat, (cap *= 2) * sizeof *lat)))
+            return 1;
+        lat[n++] = now > t ? now - t : 0;
+    }
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    qsort(lat, n, sizeof *lat, cmp_u64);
+    double cpu_ms = (double)ru.ru_utime.tv_sec * 1e3 + (double)ru.ru_utime.tv_usec / 1e3 +
+                    (double)ru.ru_stime.tv_sec * 1e3 + (double)ru.ru_stime.tv_usec / 1e3;
+    printf("samples %zu median_ms %.1f p99_ms %.1f cpu_ms %.1f chunks %llu "
+           "bytes %llu rc %d\n", n, n ? (double)lat[n / 2] / 1e6 : 0,
+           n ? (double)lat[n * 99 / 100] / 1e6 : 0, cpu_ms,
+           (unsigned long long)chunks, (unsigned long long)bytes, rc);
+    rec_reader_close(r);
+    free(lat);
+    return rc < 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc == 2 && strcmp(argv[1], "pipe") == 0)
+        return pipe_read();
     if (argc == 6 && strcmp(argv[1], "gen") == 0)
         return gen(argv[2], atof(argv[3]), atof(argv[4]), atof(argv[5]));
     if (argc == 3 && strcmp(argv[1], "follow") == 0)
         return follow(argv[2]);
-    fprintf(stderr, "usage: stream-bench gen PATH RATE SECONDS FLUSH_MS | follow PATH\n");
+    fprintf(stderr, "usage: stream-bench gen PATH RATE SECONDS FLUSH_MS | "
+            "follow PATH | pipe\n");
     return 2;
 }

@@ -3,8 +3,10 @@
 # and follower CPU for a synthetic writer at 10,000 events/s and for
 # rec-start at its default and a 100 ms flush interval; the program's CPU
 # time with and without a follower and at 1 s / 100 ms / 50 ms flush
-# intervals; and a follower surviving SIGKILL of the program at random
-# moments (STREAM_KILLS rounds, default 100).
+# intervals; a follower surviving SIGKILL of the program at random
+# moments (STREAM_KILLS rounds, default 100); and rec-start -o - into a
+# pipe: latency, and what a chunk per flush costs in bytes against the same
+# program recorded into a file (its metadata and pools repeated).
 # Medians over BENCH_RUNS (>= 5) runs. Short runs: a few seconds each.
 # Arguments: the parts to run (synthetic sampler cost kills; default all).
 # shellcheck source=bench/lib.sh
@@ -96,14 +98,38 @@ kills() {
     echo "SIGKILL at random moments: $good of $KILLS followers ended with a message having printed exactly the flushed events; $inexec more killed inside exec() ended cleanly on the closed recording, as rec-dump agrees"
 }
 
-parts=${*:-synthetic sampler cost kills}
+pipe() {        # pipe FLUSH
+    : >pipe.txt
+    : >ovh.txt
+    for _ in $(seq "$BENCH_RUNS"); do
+        "$START" -q --flush-interval "$1" -o - "$BUDGET" -s 0.5 2>/dev/null |
+            "$SB" pipe >p.txt
+        rm -f p.rec
+        $GNU_TIME -f "%e" -o t.txt "$START" -q --flush-interval "$1" -o p.rec \
+            "$BUDGET" -s 0.5 >/dev/null 2>&1
+        "$SB" pipe <p.rec >f.txt
+        cat p.txt >>pipe.txt
+        # The same program into one chunk of a file: what the pipe's chunk
+        # per flush adds, per chunk and per second of the run.
+        paste -d' ' p.txt f.txt t.txt | awk '{
+            pb = $12; pc = $10; fb = $26; fc = $24; wall = $NF
+            print int((pb - fb) / (pc - fc > 0 ? pc - fc : 1)), int((pb - fb) / wall) }' >>ovh.txt
+    done
+    printf "rec-start -o - | reader, flush %5s: sample latency median %s ms, p99 %s ms; %s chunks, %s bytes per run; per-flush chunk overhead %s bytes per chunk, %s bytes/s\n" \
+        "$1" "$(field median_ms <pipe.txt | median)" "$(field p99_ms <pipe.txt | median)" \
+        "$(field chunks <pipe.txt | median)" "$(field bytes <pipe.txt | median)" \
+        "$(awk '{ print $1 }' ovh.txt | median)" "$(awk '{ print $2 }' ovh.txt | median)"
+}
+
+parts=${*:-synthetic sampler cost kills pipe}
 for part in $parts; do
     case $part in
     synthetic) synthetic 1000; synthetic 100 ;;
     sampler) sampler 1s; sampler 100ms; sampler 50ms ;;
     cost) cost 1s 0; cost 1s 1; cost 100ms 0; cost 50ms 0 ;;
     kills) kills ;;
-    *) echo "usage: stream.sh [synthetic|sampler|cost|kills]..." >&2; exit 2 ;;
+    pipe) pipe 100ms; pipe 1s ;;
+    *) echo "usage: stream.sh [synthetic|sampler|cost|kills|pipe]..." >&2; exit 2 ;;
     esac
 done
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -64,6 +64,8 @@
 /* Limits every reader enforces before allocating. */
 #define REC_MAX_BLOCK_RAW      (16u << 20)  /* 16 MiB */
 #define REC_MAX_METADATA_RAW   (1u << 20)
+/* A chunk read from a pipe is held whole in memory (spool.c). */
+#define REC_MAX_STREAM_CHUNK   (1u << 30)
 /* REC_MAX_STRING and REC_MAX_ARRAY are public: <rec/record.h>. */
 #define REC_MAX_FIELDS         256u
 #define REC_MAX_TYPES          1024u

@@ -245,7 +245,10 @@ static void set_chunk(rec_reader *r, const hdr *h)
 static int open_chunk(rec_reader *r)
 {
     hdr h;
-    int rc = read_header(r, r->chunk_off, &h);
+    int rc = rec__spool_next(r);
+    if (rc < 0)
+        return rc;
+    rc = read_header(r, r->chunk_off, &h);
     if (rc <= 0) {
         if (rc == 0 && r->chunk_no == 0)
             return rec__rtruncated(r, 0, "empty file");
@@ -359,25 +362,29 @@ int rec__reader_seek(rec_reader *r, uint64_t chunk_off, uint32_t chunk_no,
 
 /* ---- open, close, poll ---- */
 
-int rec_reader_open(rec_reader **out, const char *path, unsigned flags)
+/* r reads fd (owned from now on) from offset start, or as a stream. */
+static int reader_new(rec_reader **out, int fd, const char *name,
+                      unsigned flags, uint64_t start)
 {
-    if (!out || !path)
-        return REC_EINVAL;
-    *out = NULL;
     rec_reader *r = calloc(1, sizeof *r);
-    if (!r || !(r->path = strdup(path))) {
+    int rc;
+    if (!r || !(r->path = strdup(name))) {
         free(r);
+        close(fd);
         return REC_ENOMEM;
     }
-    r->fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (r->fd < 0) {
+    r->fd = fd;
+    r->src_fd = -1;
+    if (rec__is_stream(fd) && (rc = rec__spool_init(r, fd)) < 0) {
         int e = errno;
+        close(fd);
         free(r->path);
         free(r);
         errno = e;
-        return REC_EIO;
+        return rc;
     }
     r->flags = flags;
+    r->chunk_off = start;
     r->st = ST_CHUNK;
     /* Read the first chunk's header and schema now so that types are known
      * before the first event; errors found here wait for rec_reader_next()
@@ -385,6 +392,46 @@ int rec_reader_open(rec_reader **out, const char *path, unsigned flags)
     rec__advance(r, true);
     *out = r;
     return 0;
+}
+
+int rec_reader_open(rec_reader **out, const char *path, unsigned flags)
+{
+    if (!out || !path)
+        return REC_EINVAL;
+    *out = NULL;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return REC_EIO;
+    return reader_new(out, fd, path, flags, 0);
+}
+
+int rec_reader_open_fd(rec_reader **out, int fd, const char *name,
+                       unsigned flags)
+{
+    off_t start = 0;
+    if (!out || fd < 0) {
+        if (fd >= 0)
+            close(fd);
+        return REC_EINVAL;
+    }
+    *out = NULL;
+    if (!rec__is_stream(fd) && (start = lseek(fd, 0, SEEK_CUR)) < 0) {
+        int e = errno;
+        close(fd);
+        errno = e;
+        return REC_EIO;
+    }
+    return reader_new(out, fd, name ? name : "(descriptor)", flags,
+                      (uint64_t)start);
+}
+
+bool rec_reader_buffered(const rec_reader *r)
+{
+    if (!r || r->st == ST_ERROR)
+        return false;
+    if (r->in_events && !rec__cdec_done(&r->dec))
+        return true;
+    return r->st == ST_BLOCKS && r->pos < r->chunk_end;
 }
 
 void rec_reader_close(rec_reader *r)
@@ -399,6 +446,8 @@ void rec_reader_close(rec_reader *r)
     }
     if (r->fd >= 0)
         close(r->fd);
+    if (r->src_fd >= 0)
+        close(r->src_fd);
     free(r->io);
     free(r->raw);
     free(r->vals);

@@ -1,6 +1,7 @@
 # librecord reader: file walking, metadata, pools, values (read side only).
 librecord_librecord_la_SOURCES += \
 	librecord/reader.c \
+	librecord/spool.c \
 	librecord/follow.c \
 	librecord/block.c \
 	librecord/fields.h \

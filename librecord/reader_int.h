@@ -173,6 +173,8 @@ enum rstate {
 
 struct rec_reader {
     int fd;
+    int src_fd;             /* a stream fed through fd (spool.c), else -1 */
+    uint64_t spooled_end;   /* bytes of the stream copied into fd so far */
     char *path;
     unsigned flags;
     enum rstate st;
@@ -232,6 +234,12 @@ static inline uint64_t le64(const uint8_t *p)
 {
     return (uint64_t)le32(p) | (uint64_t)le32(p + 4) << 32;
 }
+
+/* Streams (spool.c): is fd a pipe, FIFO, socket or the like; make r read
+ * src through a private in-memory file; copy the next chunk into it. */
+bool rec__is_stream(int fd);
+int  rec__spool_init(rec_reader *r, int src);
+int  rec__spool_next(rec_reader *r);
 
 /* Stop with code; the message names file, chunk and byte offset. */
 __attribute__((format(printf, 4, 5)))

@@ -168,6 +168,7 @@ typedef struct recs__config {
     recs__throttle throttle;
     unsigned depth;
     uint64_t max_chunk_bytes;
+    uint64_t max_chunk_age_ns;  /* REC_MAX_CHUNK_AGE, 0: none */
     uint64_t flush_ns;
     bool flush_auto;               /* no interval asked for: RECS_BUSY_NS
                                       while samples arrive */

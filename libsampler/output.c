@@ -125,6 +125,12 @@ int recs__output_open(const recs__config *cfg, int *out)
     if (!cfg->append)
         return create_excl(cfg, out);
     fd = open(cfg->output, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+    /* rec-start -o - records into an in-memory file that only its
+     * /proc/PID/fd link names: followed only when the identity check
+     * below can tell it is the file to append to. */
+    if (fd < 0 && errno == ELOOP && cfg->has_id &&
+        !strncmp(cfg->output, "/proc/", 6))
+        fd = open(cfg->output, O_RDWR | O_CLOEXEC);
     if (fd < 0 && errno == ENOENT && !cfg->has_id)
         return create_excl(cfg, out);
     if (fd < 0)

@@ -16,6 +16,9 @@
 #define REC_ENV_STACK_WALKER    "REC_STACK_WALKER"
 #define REC_ENV_MAX_CHUNK_SIZE  "REC_MAX_CHUNK_SIZE"
 #define REC_ENV_FLUSH_INTERVAL  "REC_FLUSH_INTERVAL"
+#define REC_ENV_MAX_CHUNK_AGE   "REC_MAX_CHUNK_AGE"   /* rotate at a flush once
+                                                         a chunk is older (rec-start
+                                                         -o -: 1ns, every flush) */
 #define REC_ENV_SIGNAL          "REC_SIGNAL"
 #define REC_ENV_QUEUE_CAPACITY  "REC_QUEUE_CAPACITY"
 #define REC_ENV_NO_COMMAND_LINE "REC_NO_COMMAND_LINE" /* argv[0] only */

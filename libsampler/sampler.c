@@ -138,6 +138,10 @@ int recs__config_from_env(recs__config *cfg, char *err, size_t errlen)
             BAD(REC_ENV_MAX_CHUNK_SIZE);
         o.max_chunk_bytes = n;
     }
+    uint64_t max_age = 0;
+    if ((v = getenv(REC_ENV_MAX_CHUNK_AGE)) && *v &&
+        recs__parse_duration(v, &max_age) < 0)
+        BAD(REC_ENV_MAX_CHUNK_AGE);
     if ((v = getenv(REC_ENV_FLUSH_INTERVAL)) && *v) {
         if (recs__parse_duration(v, &n) < 0 || n < 10000000ull)
             BAD(REC_ENV_FLUSH_INTERVAL);
@@ -192,6 +196,7 @@ int recs__config_from_env(recs__config *cfg, char *err, size_t errlen)
     if ((rc = config_from_options(cfg, &o)) < 0)
         return rc;
     cfg->no_command_line = no_cmd;
+    cfg->max_chunk_age_ns = max_age;
     if (run_id && *run_id)
         memcpy(cfg->run_id, run_id, 33);
     cfg->has_id = has_id;
@@ -461,6 +466,7 @@ static int start_config(const recs__config *cfg)
 
     rec_writer_options_init(&wo);
     wo.max_chunk_bytes = recs__g.cfg.max_chunk_bytes;
+    wo.max_chunk_age_ns = recs__g.cfg.max_chunk_age_ns;
     wo.append = recs__g.cfg.append;
     {
         int fd;

@@ -195,6 +195,19 @@ typedef struct rec_field_info {
 int  rec_reader_open(rec_reader **out, const char *path, unsigned flags);
 void rec_reader_close(rec_reader *r);
 
+/* The same on a descriptor, which the reader owns from now on (closed also
+ * when the call fails): a regular file is read from its current offset;
+ * a pipe, FIFO or socket (also when rec_reader_open() names one) is read
+ * as a stream, one whole chunk at a time, in memory bounded by the size of
+ * one chunk (REC_ETOOBIG above 1 GiB). name is what messages call it. */
+int  rec_reader_open_fd(rec_reader **out, int fd, const char *name,
+                        unsigned flags);
+
+/* True while events of the chunk the reader is in remain: the next
+ * rec_reader_next() returns without waiting for a stream's next chunk
+ * (a tool following a pipe flushes its output when this turns false). */
+bool rec_reader_buffered(const rec_reader *r);
+
 /* Next event in file order: 1 with *ev set (valid until the next call),
  * 0 at the end of the valid data, or a negative code. After an error the
  * reader stops; rec_reader_message() says where (file, chunk, offset). */

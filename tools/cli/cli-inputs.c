@@ -87,7 +87,7 @@ static void run_id_of(const char *path, char *id, size_t size)
     const rec_type *pinfo = NULL;
     long f = -1;
     id[0] = '\0';
-    if (rec_reader_open(&r, path, 0) < 0)
+    if (cli_is_stream(path) || rec_reader_open(&r, path, 0) < 0)
         return;
     for (unsigned n = 0; n < 100000 && rec_reader_next(r, &ev) > 0; n++) {
         const rec_type *t = rec_event_type(ev);

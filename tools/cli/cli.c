@@ -7,10 +7,13 @@
 #include "throttle.h"   /* recs__parse_duration: the shared grammar */
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
@@ -62,6 +65,33 @@ void cli_reader_error(const char *prog, const char *path,
     } else {
         fprintf(stderr, "%s: %s: %s\n", prog, path, rec_strerror(code));
     }
+}
+
+bool cli_is_stdin(const char *path)
+{
+    return path && !strcmp(path, "-");
+}
+
+bool cli_is_stream(const char *path)
+{
+    struct stat st;
+    if (cli_is_stdin(path))
+        return true;
+    return path && stat(path, &st) == 0 &&
+           (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode) ||
+            S_ISCHR(st.st_mode));
+}
+
+int cli_reader_open(const char *path, unsigned flags, rec_reader **r)
+{
+    if (!cli_is_stdin(path))
+        return rec_reader_open(r, path, flags);
+    int fd = fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 3);
+    if (fd < 0) {
+        *r = NULL;
+        return REC_EIO;
+    }
+    return rec_reader_open_fd(r, fd, "-", flags);
 }
 
 void cli_reader_warning(const char *prog, const char *path,

@@ -42,6 +42,14 @@ void cli_warn(const char *prog, const char *fmt, ...)
  * errno). The path is not repeated if the message already starts with it. */
 void cli_reader_error(const char *prog, const char *path,
                       const rec_reader *r, int code);
+/* rec_reader_open(), with "-" for standard input: read as a stream (a
+ * pipe: one chunk at a time, once; see cli_is_stdin()). */
+int cli_reader_open(const char *path, unsigned flags, rec_reader **r);
+/* path is "-": standard input. */
+bool cli_is_stdin(const char *path);
+/* path is "-" or names a pipe, FIFO, socket or device: it can be read
+ * once only, as it comes (no look ahead at it, no following by name). */
+bool cli_is_stream(const char *path);
 /* Report rec_reader_warning() (if any) as "<prog>: warning: <path>: <msg>". */
 void cli_reader_warning(const char *prog, const char *path,
                         const rec_reader *r);

@@ -458,7 +458,7 @@ int cpu_input_open(cpu_input *in, const char *prog, const char *path)
 {
     memset(in, 0, sizeof *in);
     in->path = path;
-    int rc = rec_reader_open(&in->r, path, 0);
+    int rc = cli_reader_open(path, 0, &in->r);
     if (rc < 0) {
         cli_reader_error(prog, path, NULL, rc);
         in->r = NULL;

@@ -210,7 +210,10 @@ static int dump_file(struct dumper *d, const char *path)
     rec_chunk_info info;
     uint64_t last_chunk = UINT64_MAX, since = 0, until = UINT64_MAX;
     bool first = true;
-    int rc = rec_reader_open(&r, path, 0);
+    /* --follow -: each event is out before the reader waits for the
+     * stream's next chunk. */
+    bool live = d->o->follow;
+    int rc = cli_reader_open(path, 0, &r);
     if (rc < 0) {
         cli_reader_error(prog, path, NULL, rc);
         return 1;
@@ -236,7 +239,8 @@ static int dump_file(struct dumper *d, const char *path)
         if (d->o->mode == MODE_NDJSON)
             cli_buf_addc(&d->buf, '\n');
         d->nprinted++;
-        if (d->buf.len >= (1u << 20) && flush_out(d) < 0) {
+        if ((d->buf.len >= (1u << 20) || (live && !rec_reader_buffered(r))) &&
+            (flush_out(d) < 0 || fflush(d->out) != 0)) {
             rec_reader_close(r);
             return -1;
         }
@@ -314,7 +318,7 @@ static int metadata_file(struct dumper *d, const char *path)
 {
     rec_reader *r;
     const rec_event *ev;
-    int rc = rec_reader_open(&r, path, 0);
+    int rc = cli_reader_open(path, 0, &r);
     if (rc < 0) {
         cli_reader_error(prog, path, NULL, rc);
         return 1;
@@ -359,7 +363,7 @@ static int check_event_names(const struct opts *o, char *const *in, int n)
         return 0;
     for (int i = 0; i < n; i++) {
         rec_reader *r;
-        if (rec_reader_open(&r, in[i], 0) < 0)
+        if (cli_is_stream(in[i]) || rec_reader_open(&r, in[i], 0) < 0)
             continue;
         for (size_t k = 0; k < rec_reader_ntypes(r); k++) {
             const rec_type *t = rec_reader_type(r, k);
@@ -619,11 +623,22 @@ int main(int argc, char **argv)
         status = CLI_EXIT_DATA;
         goto done;
     }
-    if (o.follow) {
+    if (o.follow && !cli_is_stream(argv[optind])) {
         dump_follow_cb cb = { &d, follow_chunk, follow_event };
         d.until = UINT64_MAX;
         status = dump_follow(prog, argv[optind], &o.fo, &cb, d.out);
         goto done;
+    }
+    if (o.follow) {
+        /* --follow -: a stream, read as it comes (NDJSON); it has no
+         * position to resume from, and ends at its end of file. */
+        if (o.fo.from_end || o.fo.position_file || o.fo.stall_ns) {
+            cli_error(prog, "--from-end, --position-file and --stall-timeout "
+                      "do not apply to standard input");
+            status = CLI_EXIT_USAGE;
+            goto done;
+        }
+        o.mode = MODE_NDJSON;
     }
     for (int i = optind; i < argc; i++) {
         int rc = o.mode == MODE_METADATA ? metadata_file(&d, argv[i])

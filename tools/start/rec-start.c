@@ -54,7 +54,10 @@ struct opts {
     const char *signal;
     const char *walker;
     const char *engine;
+    uint64_t backlog;           /* --stream-backlog, bytes */
     bool follow, force, quiet, no_cmdline;
+    bool stream;                /* -o - or a FIFO */
+    bool stream_stdout;         /* ... that is our standard output */
     char run_id[33];            /* REC_RUN_ID of this run */
 };
 
@@ -66,6 +69,8 @@ static void usage(FILE *f)
 "spend CPU time.\n"
 "\n"
 "  -o, --output FILE        recording to write (default rec-<pid>.rec)\n"
+"                           (-: stream it to standard output; to a FIFO:\n"
+"                           stream it there; see --stream-backlog)\n"
 "  -f, --force              replace FILE if it exists\n"
 "  -t, --throttle T         a per-thread CPU period (10ms, 500us) or a rate\n"
 "                           over the machine (500/s); default 10ms\n"
@@ -81,6 +86,8 @@ static void usage(FILE *f)
 "  -c, --follow-children    record descendant processes too, each into\n"
 "                           its own file (default: only PROGRAM)\n"
 "      --no-command-line    record the program's name, not its arguments\n"
+"      --stream-backlog S   with -o - or a FIFO: what may wait for a slow\n"
+"                           consumer before chunks are dropped (32M)\n"
 "  -q, --quiet              no summary line on stderr\n"
 "  -h, --help               this help\n"
 "  -V, --version            version\n"
@@ -106,7 +113,7 @@ static int fail_usage(const char *fmt, ...)
 static int parse_args(int argc, char **argv, struct opts *o)
 {
     enum { OPT_CHUNK = 256, OPT_FLUSH, OPT_SIGNAL, OPT_NO_CMDLINE, OPT_WALKER,
-           OPT_ENGINE };
+           OPT_ENGINE, OPT_BACKLOG };
     static const struct option longopts[] = {
         { "output", required_argument, NULL, 'o' },
         { "force", no_argument, NULL, 'f' },
@@ -120,6 +127,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
         { "follow-children", no_argument, NULL, 'c' },
         { "quiet", no_argument, NULL, 'q' },
         { "no-command-line", no_argument, NULL, OPT_NO_CMDLINE },
+        { "stream-backlog", required_argument, NULL, OPT_BACKLOG },
         { "help", no_argument, NULL, 'h' },
         { "version", no_argument, NULL, 'V' },
         { NULL, 0, NULL, 0 }
@@ -200,6 +208,12 @@ static int parse_args(int argc, char **argv, struct opts *o)
                 return fail_usage("invalid engine '%s' (auto, perf, timer)",
                                   optarg);
             o->engine = optarg;
+            break;
+        case OPT_BACKLOG:
+            if (recs__parse_size(optarg, &v) < 0 || v < (64u << 10))
+                return fail_usage("invalid stream backlog '%s' (e.g. 64M, at "
+                                  "least 64k)", optarg);
+            o->backlog = v;
             break;
         case 'c': o->follow = true; break;
         case OPT_NO_CMDLINE: o->no_cmdline = true; break;
@@ -346,14 +360,20 @@ static int read_status(int fd, char *buf, size_t *len, size_t size,
 /* Wait for the program, passing on its sampler's status lines as they
  * come (a descendant may hold the pipe open: the program's exit ends the
  * wait, SIGCHLD wakes the poll). */
-static int wait_program(pid_t pid, int sfd, int *status, char *why, size_t wsize)
+static int wait_program(pid_t pid, int sfd, int *status, char *why, size_t wsize,
+                        start_stream *stream)
 {
     char buf[1024];
     size_t len = 0;
     pid_t w;
 
+    /* read_status() reads until the pipe is empty: it must not wait for
+     * the next line while chunks are to be relayed. */
+    if (stream && sfd >= 0)
+        fcntl(sfd, F_SETFL, O_NONBLOCK);
     for (;;) {
-        struct pollfd p[2] = { { sfd, POLLIN, 0 }, { chld_pipe[0], POLLIN, 0 } };
+        struct pollfd p[3] = { { sfd, POLLIN, 0 }, { chld_pipe[0], POLLIN, 0 },
+                               { -1, 0, 0 } };
         char c[64];
 
         w = waitpid(pid, status, WNOHANG);
@@ -361,8 +381,15 @@ static int wait_program(pid_t pid, int sfd, int *status, char *why, size_t wsize
             break;
         if (w < 0 && errno != EINTR)
             return -1;
-        if (poll(p, 2, -1) < 0 && errno != EINTR)
+        /* A stream looks for finished chunks every 10 ms (a memfd has
+         * no change notification): latency is the flush interval plus
+         * that. */
+        if (stream)
+            start_stream_pollfd(stream, &p[2]);
+        if (poll(p, 3, stream ? 10 : -1) < 0 && errno != EINTR)
             return -1;
+        if (stream)
+            start_stream_work(stream);
         if (sfd >= 0 && (p[0].revents & (POLLIN | POLLHUP | POLLERR)) &&
             read_status(sfd, buf, &len, sizeof buf, why, wsize) < 0) {
             close(sfd);
@@ -429,6 +456,11 @@ static int child_env(const struct opts *o, const char *output, const char *lib)
     else
         unsetenv(REC_ENV_FLUSH_INTERVAL);
     rc |= setenv(REC_ENV_STACK_WALKER, o->walker ? o->walker : "cfi", 1);
+    /* A stream relays finished chunks only: one per flush. */
+    if (o->stream)
+        rc |= setenv(REC_ENV_MAX_CHUNK_AGE, "1ns", 1);
+    else
+        unsetenv(REC_ENV_MAX_CHUNK_AGE);
     if (o->max_chunk)
         rc |= setenv(REC_ENV_MAX_CHUNK_SIZE, o->max_chunk, 1);
     else
@@ -489,7 +521,7 @@ static int setenv_fd(const char *name, int fd)
  * {stage, errno}. */
 static void run_child(const struct opts *o, const char *lib, const char *path,
                       char **args, int go, int err, int status_fd,
-                      const struct sigaction *old_int,
+                      int stream_fd, const struct sigaction *old_int,
                       const struct sigaction *old_quit)
 {
     char output[PATH_MAX + 1];
@@ -502,13 +534,26 @@ static void run_child(const struct opts *o, const char *lib, const char *path,
     output[len] = '\0';
     sigaction(SIGINT, old_int, NULL);
     sigaction(SIGQUIT, old_quit, NULL);
-    if (start_create_output(output, &fd) != 0) {
+    /* -o -: standard output carries the recording; the program's goes
+     * to standard error. */
+    if (o->stream_stdout && dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
+        _exit(127);
+    if (stream_fd >= 0) {
+        fd = stream_fd;
+        if (fcntl(fd, F_SETFD, 0) < 0) {
+            fail[0] = CHILD_CREATE;
+            fail[1] = errno;
+            goto failed;
+        }
+    } else if (start_create_output(output, &fd) != 0) {
         fail[0] = CHILD_CREATE;
         fail[1] = errno;
-    } else if (child_env(o, output, lib) == 0 &&
-               setenv_fd(REC_ENV_OUTPUT_FD, fd) == 0 &&
-               (status_fd < 0 || (fcntl(status_fd, F_SETFD, 0) == 0 &&
-                                  setenv_fd(REC_ENV_STATUS_FD, status_fd) == 0))) {
+        goto failed;
+    }
+    if (child_env(o, output, lib) == 0 &&
+        setenv_fd(REC_ENV_OUTPUT_FD, fd) == 0 &&
+        (status_fd < 0 || (fcntl(status_fd, F_SETFD, 0) == 0 &&
+                           setenv_fd(REC_ENV_STATUS_FD, status_fd) == 0))) {
         execv(path, args);
         e = errno;
         if (e == ENOEXEC) {
@@ -528,8 +573,10 @@ static void run_child(const struct opts *o, const char *lib, const char *path,
             }
         }
         fail[1] = e;
-        unlink(output);
+        if (stream_fd < 0)
+            unlink(output);
     }
+failed:
     if (write(err, fail, sizeof fail) < 0)
         _exit(127);
     _exit(127);
@@ -545,9 +592,17 @@ int main(int argc, char **argv)
     static const int fwd_sigs[] = { SIGTERM, SIGHUP, SIGUSR1, SIGUSR2 };
     pid_t pid;
     ssize_t n;
+    start_stream *stream = NULL;
+    int stream_fd = -1;
 
     if ((rc = parse_args(argc, argv, &o)) != 0)
         return rc;
+    if ((rc = start_stream_setup(o.output, o.follow, o.force, o.backlog,
+                                 &stream, &o.stream_stdout)) != 0)
+        return rc;
+    o.stream = stream != NULL;
+    if (stream)
+        stream_fd = start_stream_memfd(stream);
     /* One id for the whole run: every recording of it (children, exec'd
      * images) inherits it, so readers can tell stale files apart. */
     uint8_t id[16];
@@ -604,9 +659,13 @@ int main(int argc, char **argv)
         close(go[1]);
         close(err[0]);
         close(st[0]);
-        run_child(&o, lib, path, argv + optind, go[0], err[1], st[1], &old_int,
-                  &old_quit);
+        run_child(&o, lib, path, argv + optind, go[0], err[1], st[1],
+                  stream_fd, &old_int, &old_quit);
     }
+    /* A consumer that goes away is said once (EPIPE), not our death; the
+     * program keeps the disposition it inherited. */
+    if (stream)
+        sigaction(SIGPIPE, &ign, NULL);
     child_pid = pid;
     close(go[0]);
     close(err[1]);
@@ -619,7 +678,13 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < sizeof fwd_sigs / sizeof fwd_sigs[0]; i++)
         sigaction(fwd_sigs[i], &fwd, NULL);
 
-    if (o.output) {
+    if (stream) {
+        /* What an exec'd image reopens to append (the sampler checks it
+         * is the same file). */
+        if (asprintf(&output, "/proc/%ld/fd/%d", (long)getpid(),
+                     stream_fd) < 0)
+            output = NULL;
+    } else if (o.output) {
         output = start_absolute(o.output);
     } else {
         char name[64];
@@ -633,7 +698,7 @@ int main(int argc, char **argv)
     } else if (strlen(output) > PATH_MAX) {
         snprintf(msg, sizeof msg, "output path too long");
         rc = START_ERROR;
-    } else {
+    } else if (!stream) {
         rc = start_check_output(output, o.force, msg, sizeof msg);
     }
     if (rc == 0) {
@@ -673,14 +738,21 @@ int main(int argc, char **argv)
         return fail[0] == CHILD_CREATE ? 1 : e == ENOENT ? 127 : 126;
     }
 
-    if (wait_program(pid, st[0], &status, why, sizeof why) < 0) {
+    if (wait_program(pid, st[0], &status, why, sizeof why, stream) < 0) {
         fprintf(stderr, "%s: waitpid: %s\n", prog, strerror(errno));
         free(output);
         free(path);
         return 1;
     }
     child_pid = 0;
-    if (!o.quiet) {
+    if (stream) {
+        start_stream_finish(stream);
+        if (!strcmp(o.output, "-"))
+            close(STDOUT_FILENO);   /* the consumer's end of file */
+        if (!o.quiet)
+            start_stream_summary(stream, WIFSIGNALED(status), why);
+        start_stream_free(stream);
+    } else if (!o.quiet) {
         start_summarize(output, WIFSIGNALED(status), why);
         if (o.follow)
             start_summarize_children(output, o.run_id);

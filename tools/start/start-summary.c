@@ -21,17 +21,74 @@
 
 static const char *prog = "rec-start";
 
+void start_tally_init(start_tally *t)
+{
+    memset(t, 0, sizeof *t);
+    t->lost_field = -1;
+    t->losses = cli_losses_new();
+}
+
+void start_tally_event(start_tally *t, const rec_event *ev)
+{
+    const rec_type *ty = rec_event_type(ev);
+    uint32_t id = rec_type_id(ty);
+    if (t->losses)
+        cli_losses_event(t->losses, ev);
+    if (id == REC_TYPE_CPUTimeSample) {
+        t->samples++;
+    } else if (id == REC_TYPE_RecordingSettings) {
+        /* The engine of the last recording in the file (exec). */
+        if (cli_event_string(ev, "engine", t->engine, sizeof t->engine)) {
+            if (!cli_event_string(ev, "engineNote", t->note, sizeof t->note))
+                t->note[0] = '\0';
+        } else {
+            t->engine[0] = t->note[0] = '\0';
+        }
+    } else if (id == REC_TYPE_CPUTimeSampleLost) {
+        rec_value v;
+        if (ty != t->lost_type) {
+            t->lost_type = ty;
+            t->lost_field = rec_type_field_index(ty, "lostSamples");
+        }
+        if (t->lost_field >= 0 &&
+            rec_event_get(ev, (size_t)t->lost_field, &v) == 0 &&
+            v.kind == REC_UINT)
+            t->lost += v.v.u;
+    }
+}
+
+void start_tally_print(start_tally *t, const char *path, uint64_t bytes,
+                       const char *state, const char *why)
+{
+    char tmp[512], line[1024];
+
+    if (t->engine[0] && t->note[0])
+        snprintf(tmp, sizeof tmp, ", engine %s (%s)", t->engine, t->note);
+    else if (t->engine[0])
+        snprintf(tmp, sizeof tmp, ", engine %s", t->engine);
+    else
+        tmp[0] = '\0';
+    fprintf(stderr, "%s: %s: %llu samples, %llu lost, %.1f KiB%s%s%s%s\n",
+            prog, path, (unsigned long long)t->samples,
+            (unsigned long long)t->lost, (double)bytes / 1024.0, tmp, state,
+            why[0] ? "; stopped early: " : "", why);
+    /* Where the CPU time without stacks went, when it matters. */
+    if (t->losses && *cli_losses_line(t->losses, line, sizeof line))
+        fprintf(stderr, "%s: %s\n", prog, line);
+}
+
+void start_tally_free(start_tally *t)
+{
+    cli_losses_free(t->losses);
+    t->losses = NULL;
+}
+
 /* samples/lost of a finished (or abandoned) recording, for the summary. */
 void start_summarize(const char *path, bool signaled, const char *why)
 {
     rec_reader *r;
     const rec_event *ev;
-    const rec_type *lost_type = NULL;
-    long lost_field = -1;
-    uint64_t samples = 0, lost = 0;
-    char engine[64] = "", note[256] = "", tmp[256];
-    cli_losses *losses;
-    char line[1024];
+    start_tally t;
     struct stat st;
     int rc;
 
@@ -45,51 +102,15 @@ void start_summarize(const char *path, bool signaled, const char *why)
         fprintf(stderr, "%s: %s: %s\n", prog, path, rec_strerror(rc));
         return;
     }
-    losses = cli_losses_new();
-    while ((rc = rec_reader_next(r, &ev)) > 0) {
-        const rec_type *t = rec_event_type(ev);
-        uint32_t id = rec_type_id(t);
-        if (losses)
-            cli_losses_event(losses, ev);
-        if (id == REC_TYPE_CPUTimeSample) {
-            samples++;
-        } else if (id == REC_TYPE_RecordingSettings) {
-            /* The engine of the last recording in the file (exec). */
-            if (cli_event_string(ev, "engine", engine, sizeof engine)) {
-                if (!cli_event_string(ev, "engineNote", note, sizeof note))
-                    note[0] = '\0';
-            } else {
-                engine[0] = note[0] = '\0';
-            }
-
-        } else if (id == REC_TYPE_CPUTimeSampleLost) {
-            rec_value v;
-            if (t != lost_type) {
-                lost_type = t;
-                lost_field = rec_type_field_index(t, "lostSamples");
-            }
-            if (lost_field >= 0 && rec_event_get(ev, (size_t)lost_field, &v) == 0 &&
-                v.kind == REC_UINT)
-                lost += v.v.u;
-        }
-    }
-    if (engine[0] && note[0])
-        snprintf(tmp, sizeof tmp, ", engine %s (%s)", engine, note);
-    else if (engine[0])
-        snprintf(tmp, sizeof tmp, ", engine %s", engine);
-    else
-        tmp[0] = '\0';
-    fprintf(stderr, "%s: %s: %llu samples, %llu lost, %.1f KiB%s%s%s%s\n",
-            prog, path, (unsigned long long)samples, (unsigned long long)lost,
-            (double)st.st_size / 1024.0, tmp,
+    start_tally_init(&t);
+    while ((rc = rec_reader_next(r, &ev)) > 0)
+        start_tally_event(&t, ev);
+    start_tally_print(&t, path, (uint64_t)st.st_size,
             rc < 0 ? " (damaged: read up to the damage)"
             : rec_reader_warning(r) ? (signaled ? " (unfinished: read up to the "
                                        "last flush)" : " (unfinished)")
-            : "", why[0] ? "; stopped early: " : "", why);
-    /* Where the CPU time without stacks went, when it matters. */
-    if (losses && *cli_losses_line(losses, line, sizeof line))
-        fprintf(stderr, "%s: %s\n", prog, line);
-    cli_losses_free(losses);
+            : "", why);
+    start_tally_free(&t);
     rec_reader_close(r);
 }
 

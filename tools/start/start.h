@@ -6,6 +6,8 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <rec/record.h>
 
 /* Results; each maps to rec-start's exit status. */
 #define START_ERROR       (-1)   /* exit 1 */
@@ -41,6 +43,56 @@ int start_check_perf(char *msg, size_t msize);
  * reason for stopping early, or ""), and the descendants' recordings of
  * this run (run_id) next to it. */
 void start_summarize(const char *path, bool signaled, const char *why);
+
+/* What a summary line counts, event by event (a stream's chunks are
+ * counted as they are relayed: start-stream.c). */
+typedef struct start_tally {
+    uint64_t samples, lost;
+    char engine[64], note[256];
+    struct cli_losses *losses;
+    const rec_type *lost_type;
+    long lost_field;
+} start_tally;
+void start_tally_init(start_tally *t);
+void start_tally_event(start_tally *t, const rec_event *ev);
+/* "PATH: N samples, M lost, K KiB[, engine E]STATE[; stopped early: WHY]"
+ * and the loss line. */
+void start_tally_print(start_tally *t, const char *path, uint64_t bytes,
+                       const char *state, const char *why);
+void start_tally_free(start_tally *t);
 void start_summarize_children(const char *path, const char *run_id);
+
+/* start-stream.c: rec-start -o - or to a FIFO (see there). */
+struct pollfd;
+typedef struct start_stream start_stream;
+/* With -o - or a FIFO as output (without --force): *out (else NULL), opening the FIFO
+ * (waiting for its reader); *to_stdout if that is our standard output
+ * (the program's goes to standard error). Returns an exit status for a
+ * refusal (said on stderr), or 0. */
+int  start_stream_setup(const char *output, bool follow, bool force,
+                        uint64_t backlog, start_stream **out, bool *to_stdout);
+/* Relay to out_fd (not taken over), dropping chunks beyond limit bytes
+ * of backlog; name is what messages call the output. */
+int  start_stream_open(start_stream **out, int out_fd, const char *name,
+                       uint64_t limit, char *msg, size_t msize);
+/* The in-memory file the sampler writes (close-on-exec). */
+int  start_stream_memfd(const start_stream *s);
+/* What to poll for (fd -1: nothing), and the work to do after a poll. */
+void start_stream_pollfd(const start_stream *s, struct pollfd *p);
+void start_stream_work(start_stream *s);
+/* The program is gone: relay the rest (waiting for the consumer), close. */
+void start_stream_finish(start_stream *s);
+void start_stream_summary(start_stream *s, bool signaled, const char *why);
+void start_stream_free(start_stream *s);
+
+/* start-drop.c: the replacement of a dropped chunk (at off in mfd), in
+ * *out (malloc'ed); what it turned into losses. */
+typedef struct start_drop_stats {
+    uint64_t samples, cpu_ns;
+} start_drop_stats;
+int  start_drop_chunk(int mfd, uint64_t off, uint8_t **out, size_t *outlen,
+                      start_drop_stats *ds);
+/* Count a replacement chunk into a summary. */
+void start_drop_tally(const uint8_t *buf, size_t len, start_tally *t);
 
 #endif

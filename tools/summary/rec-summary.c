@@ -490,7 +490,7 @@ static int summarize(const char *path, bool json)
     const rec_event *ev;
     rec_chunk_info info;
     uint64_t last = UINT64_MAX;
-    int rc = rec_reader_open(&r, path, 0);
+    int rc = cli_reader_open(path, 0, &r);
     if (rc < 0) {
         cli_reader_error(prog, path, NULL, rc);
         cli_losses_free(s.losses);

@@ -1,0 +1,449 @@
+/*
+ * tools/start/start-stream.c - rec-start -o - (or a FIFO): the recording
+ * streamed to a consumer, never written to disk.
+ *
+ * The sampler cannot write a pipe itself: it rewrites chunk headers in
+ * place under a seqlock, and it must never block on a consumer. So it
+ * records into a private in-memory file (a memfd), rotating its chunk at
+ * every flush, and rec-start relays each chunk to the pipe once it is
+ * FINISHED (a chunk is self-contained), then punches it out of the memfd:
+ * memory holds what the consumer has not taken yet, up to the backlog
+ * limit. Writes never block (non-blocking pipe, poll). When the consumer
+ * lags by more than the limit, whole chunks are dropped, oldest first;
+ * each is replaced by a small chunk (start-drop.c) that keeps its
+ * non-sample events and turns its samples into CPUTimeSampleLost with
+ * reason stream-dropped, so the CPU time stays accounted for.
+ */
+#include <config.h>
+#include "start.h"
+
+#include <rec/record.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "crc32c.h"
+#include "format.h"
+
+static const char *prog = "rec-start";
+
+typedef struct item {
+    struct item *next;
+    uint64_t off, len;          /* the chunk in the memfd */
+    uint8_t *buf;               /* a replacement chunk instead (heap) */
+    uint64_t sent;
+} item;
+
+struct start_stream {
+    int mfd;                    /* what the sampler writes */
+    int out;                    /* the consumer (non-blocking) */
+    const char *name;           /* "-" or the FIFO's path */
+    uint64_t limit;             /* backlog in bytes before chunks drop */
+    uint64_t scan_off;          /* next chunk header to look at */
+    item *head, *tail;
+    uint64_t backlog;           /* unsent bytes queued */
+    bool gone;                  /* the consumer went away */
+    bool broken;                /* the memfd holds no recording we can read */
+    uint64_t relayed_bytes, relayed_chunks;
+    uint64_t dropped_chunks, dropped_samples, dropped_ns;
+    uint64_t discarded_chunks;  /* after the consumer went away */
+    bool unfinished;            /* the last chunk relayed was OPEN */
+    start_tally tally;
+    uint8_t io[256 << 10];
+};
+
+static uint32_t le32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+           (uint32_t)p[3] << 24;
+}
+
+static uint64_t le64(const uint8_t *p)
+{
+    return (uint64_t)le32(p) | (uint64_t)le32(p + 4) << 32;
+}
+
+/* The sampler's in-memory file; an unlinked file in $TMPDIR where memfd
+ * is unavailable (said: it is then on a file system). */
+static int backing_file(char *msg, size_t msize)
+{
+    int fd = memfd_create("rec-stream", MFD_CLOEXEC);
+    if (fd >= 0)
+        return fd;
+    const char *dir = getenv("TMPDIR");
+    if (!dir || !dir[0])
+        dir = "/tmp";
+    fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC | O_EXCL, 0600);
+    if (fd < 0) {
+        snprintf(msg, msize, "cannot create the stream's buffer (memfd: "
+                 "unavailable, %s: %s)", dir, strerror(errno));
+        return -1;
+    }
+    fprintf(stderr, "%s: memfd unavailable: the stream is buffered in an "
+            "unlinked file in %s\n", prog, dir);
+    return fd;
+}
+
+int start_stream_open(start_stream **out, int out_fd, const char *name,
+                      uint64_t limit, char *msg, size_t msize)
+{
+    start_stream *s = calloc(1, sizeof *s);
+    char p[64];
+    int fd;
+
+    *out = NULL;
+    if (!s) {
+        snprintf(msg, msize, "out of memory");
+        return -1;
+    }
+    if ((s->mfd = backing_file(msg, msize)) < 0) {
+        free(s);
+        return -1;
+    }
+    /* Our own open file description of a pipe, made non-blocking: the
+     * one we were given may be shared (O_NONBLOCK on it would change it
+     * for others). Anything else (a socket, a regular file: its offset)
+     * is used as it is. */
+    struct stat st;
+    fd = -1;
+    if (fstat(out_fd, &st) == 0 && S_ISFIFO(st.st_mode)) {
+        snprintf(p, sizeof p, "/proc/self/fd/%d", out_fd);
+        fd = open(p, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+    }
+    if (fd < 0) {
+        fd = fcntl(out_fd, F_DUPFD_CLOEXEC, 3);
+        if (fd >= 0)
+            fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+    }
+    if (fd < 0) {
+        snprintf(msg, msize, "%s: %s", name, strerror(errno));
+        close(s->mfd);
+        free(s);
+        return -1;
+    }
+    s->out = fd;
+    s->name = name;
+    s->limit = limit;
+    start_tally_init(&s->tally);
+    *out = s;
+    return 0;
+}
+
+int start_stream_memfd(const start_stream *s)
+{
+    return s->mfd;
+}
+
+static void punch(start_stream *s, uint64_t off, uint64_t len)
+{
+    if (len)
+        fallocate(s->mfd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+                  (off_t)off, (off_t)len);
+}
+
+/* Count a chunk of fd at off into the summary (events of that chunk
+ * only: the reader would go on into the next one). */
+static void tally_chunk(start_stream *s, int fd, uint64_t off)
+{
+    char p[64];
+    rec_reader *r;
+    const rec_event *ev;
+    rec_chunk_info ci;
+    int rfd;
+
+    snprintf(p, sizeof p, "/proc/self/fd/%d", fd);
+    if ((rfd = open(p, O_RDONLY | O_CLOEXEC)) < 0)
+        return;
+    if (lseek(rfd, (off_t)off, SEEK_SET) < 0) {
+        close(rfd);
+        return;
+    }
+    if (rec_reader_open_fd(&r, rfd, "stream", 0) < 0)
+        return;
+    while (rec_reader_next(r, &ev) > 0) {
+        if (rec_reader_chunk(r, &ci) < 0 || ci.offset != off)
+            break;
+        start_tally_event(&s->tally, ev);
+    }
+    if (rec_reader_chunk(r, &ci) == 0 && ci.offset == off && !ci.finished)
+        s->unfinished = true;
+    rec_reader_close(r);
+}
+
+static void queue(start_stream *s, item *it)
+{
+    if (s->tail)
+        s->tail->next = it;
+    else
+        s->head = it;
+    s->tail = it;
+    s->backlog += it->len;
+}
+
+/* The consumer lags by more than the limit: the oldest chunks that are
+ * not being written yet give way to their replacements. */
+static void drop_oldest(start_stream *s)
+{
+    for (item *it = s->head; it && s->backlog > s->limit; it = it->next) {
+        uint8_t *buf;
+        size_t len;
+        start_drop_stats ds;
+        if (it->buf || it->sent)
+            continue;
+        if (start_drop_chunk(s->mfd, it->off, &buf, &len, &ds) < 0) {
+            buf = NULL;     /* unreadable: dropped without replacement */
+            len = 0;
+            memset(&ds, 0, sizeof ds);
+        }
+        punch(s, it->off, it->len);
+        s->backlog -= it->len;
+        it->buf = buf;
+        it->off = 0;
+        it->len = len;
+        s->backlog += len;
+        s->dropped_chunks++;
+        s->dropped_samples += ds.samples;
+        s->dropped_ns += ds.cpu_ns;
+        if (buf)
+            start_drop_tally(buf, len, &s->tally);
+    }
+}
+
+/* New FINISHED chunks (all chunks, the last one OPEN included, when the
+ * program is gone: at_end) join the queue. */
+static void scan(start_stream *s, bool at_end)
+{
+    uint8_t h[REC_CHUNK_HEADER_SIZE];
+
+    while (!s->broken) {
+        ssize_t n = pread(s->mfd, h, sizeof h, (off_t)s->scan_off);
+        if (n < (ssize_t)sizeof h)
+            return;
+        if (memcmp(h, REC_MAGIC, REC_MAGIC_LEN) != 0) {
+            fprintf(stderr, "%s: %s: no chunk at offset %" PRIu64 " of the "
+                    "sampler's output: streaming stops\n", prog, s->name,
+                    s->scan_off);
+            s->broken = true;
+            return;
+        }
+        uint32_t gen = le32(h + REC_CH_GENERATION);
+        /* An update in progress (odd, or torn): looked at again later,
+         * or, once the writer is gone, taken as the reader would. */
+        if (!at_end && ((gen & 1) ||
+                        rec__crc32c(0, h, REC_CH_CRC) != le32(h + REC_CH_CRC)))
+            return;
+        uint64_t size = le64(h + REC_CH_SIZE);
+        bool finished = h[REC_CH_STATE] == REC_STATE_FINISHED;
+        if (size < REC_CHUNK_HEADER_SIZE || (!finished && !at_end))
+            return;
+        item *it = calloc(1, sizeof *it);
+        if (!it)
+            return;
+        it->off = s->scan_off;
+        it->len = size;
+        queue(s, it);
+        s->scan_off += size;
+        if (!finished)
+            return;         /* the writer died in it: nothing follows */
+    }
+}
+
+static void consumer_gone(start_stream *s, int e)
+{
+    if (!s->gone)
+        fprintf(stderr, "%s: %s: the consumer went away (%s): the rest of "
+                "the recording is discarded; the program goes on\n", prog,
+                s->name, strerror(e));
+    s->gone = true;
+}
+
+static void finish_item(start_stream *s, item *it, bool sent)
+{
+    s->head = it->next;
+    if (!s->head)
+        s->tail = NULL;
+    s->backlog -= it->len - it->sent;
+    if (!it->buf) {
+        if (sent)
+            tally_chunk(s, s->mfd, it->off);
+        punch(s, it->off, it->len);
+    }
+    if (sent) {
+        s->relayed_chunks++;
+        s->relayed_bytes += it->len;
+    } else {
+        s->discarded_chunks++;
+    }
+    free(it->buf);
+    free(it);
+}
+
+/* Write what the pipe takes now; 1 if it is full, 0 when all is out. */
+static int send_some(start_stream *s)
+{
+    while (s->head) {
+        item *it = s->head;
+        if (s->gone || s->out < 0) {
+            finish_item(s, it, false);
+            continue;
+        }
+        if (it->sent == it->len) {
+            finish_item(s, it, true);
+            continue;
+        }
+        const uint8_t *p;
+        size_t n = it->len - it->sent < sizeof s->io
+                   ? (size_t)(it->len - it->sent) : sizeof s->io;
+        if (it->buf) {
+            p = it->buf + it->sent;
+        } else {
+            ssize_t k = pread(s->mfd, s->io, n, (off_t)(it->off + it->sent));
+            if (k <= 0) {
+                finish_item(s, it, false);
+                continue;
+            }
+            n = (size_t)k;
+            p = s->io;
+        }
+        ssize_t w = write(s->out, p, n);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            if (errno == EAGAIN)
+                return 1;
+            consumer_gone(s, errno);
+            continue;
+        }
+        it->sent += (uint64_t)w;
+        s->backlog -= (uint64_t)w;
+    }
+    return 0;
+}
+
+void start_stream_pollfd(const start_stream *s, struct pollfd *p)
+{
+    p->fd = s->head && !s->gone ? s->out : -1;
+    p->events = POLLOUT;
+    p->revents = 0;
+}
+
+void start_stream_work(start_stream *s)
+{
+    scan(s, false);
+    if (s->backlog > s->limit && !s->gone)
+        drop_oldest(s);
+    send_some(s);
+}
+
+void start_stream_finish(start_stream *s)
+{
+    scan(s, true);
+    /* The program is gone: nothing is slowed by waiting for the consumer
+     * any more. */
+    while (send_some(s) == 1) {
+        struct pollfd p = { s->out, POLLOUT, 0 };
+        if (poll(&p, 1, -1) < 0 && errno != EINTR)
+            break;
+    }
+    if (s->out >= 0)
+        close(s->out);
+    s->out = -1;
+}
+
+void start_stream_summary(start_stream *s, bool signaled, const char *why)
+{
+    char label[600];
+    snprintf(label, sizeof label, "%s (streamed)", s->name);
+    if (!s->relayed_chunks && !s->discarded_chunks && !s->gone) {
+        fprintf(stderr, "%s: nothing was streamed to %s (did the sampler "
+                "start? see its messages above)\n", prog, s->name);
+        return;
+    }
+    start_tally_print(&s->tally, label, s->relayed_bytes,
+                      s->unfinished ? (signaled ? " (unfinished: up to the "
+                                       "last flush)" : " (unfinished)") : "",
+                      why);
+    if (s->dropped_chunks)
+        fprintf(stderr, "%s: %s: the consumer lagged: %" PRIu64 " chunk%s "
+                "dropped, %" PRIu64 " samples (%.1f ms of CPU) sent as lost, "
+                "reason stream-dropped\n", prog, s->name, s->dropped_chunks,
+                s->dropped_chunks == 1 ? "" : "s", s->dropped_samples,
+                (double)s->dropped_ns / 1e6);
+    if (s->gone)
+        fprintf(stderr, "%s: %s: %" PRIu64 " chunk%s discarded after the "
+                "consumer went away\n", prog, s->name, s->discarded_chunks,
+                s->discarded_chunks == 1 ? "" : "s");
+}
+
+int start_stream_setup(const char *output, bool follow, bool force,
+                       uint64_t backlog, start_stream **out, bool *to_stdout)
+{
+    struct stat st, so;
+    char msg[PATH_MAX + 256];
+    int fd = STDOUT_FILENO;
+
+    *out = NULL;
+    *to_stdout = false;
+    /* --force asks to replace a file: a FIFO is then refused as a file
+     * that is not regular (start_check_output()), as it always was. */
+    if (!output || (strcmp(output, "-") &&
+                    (force || stat(output, &st) != 0 ||
+                     !S_ISFIFO(st.st_mode))))
+        return 0;
+    if (follow) {
+        fprintf(stderr, "%s: --follow-children records each process into "
+                "its own file: it cannot stream to %s\nTry 'rec-start "
+                "--help'.\n", prog, output);
+        return 2;
+    }
+    if (!strcmp(output, "-") && isatty(STDOUT_FILENO)) {
+        fprintf(stderr, "%s: -o -: standard output is a terminal: refusing "
+                "to write a binary recording to it\n", prog);
+        return 1;
+    }
+    if (strcmp(output, "-") &&
+        (fd = open(output, O_WRONLY | O_CLOEXEC)) < 0) {
+        fprintf(stderr, "%s: %s: %s\n", prog, output, strerror(errno));
+        return 1;
+    }
+    /* -o -, or a name of the same pipe (/dev/stdout): the program's
+     * output must not mix with the recording. */
+    *to_stdout = fd == STDOUT_FILENO ||
+        (fstat(fd, &st) == 0 && fstat(STDOUT_FILENO, &so) == 0 &&
+         st.st_dev == so.st_dev && st.st_ino == so.st_ino);
+    int rc = start_stream_open(out, fd, output,
+                               backlog ? backlog : 32u << 20, msg, sizeof msg);
+    if (fd != STDOUT_FILENO)
+        close(fd);      /* the stream has its own description */
+    if (rc < 0) {
+        fprintf(stderr, "%s: %s\n", prog, msg);
+        return 1;
+    }
+    return 0;
+}
+
+void start_stream_free(start_stream *s)
+{
+    if (!s)
+        return;
+    while (s->head) {
+        item *it = s->head;
+        s->head = it->next;
+        free(it->buf);
+        free(it);
+    }
+    if (s->out >= 0)
+        close(s->out);
+    close(s->mfd);
+    start_tally_free(&s->tally);
+    free(s);
+}
