@@ -450,9 +450,12 @@ static int child_env(const struct opts *o, const char *output, const char *lib)
     rc |= setenv(REC_ENV_THROTTLE, o->throttle ? o->throttle : "10ms", 1);
     rc |= setenv(REC_ENV_STACK_DEPTH, o->depth ? o->depth : "64", 1);
     /* None asked for: the sampler's default (a short cadence while
-     * samples arrive, libsampler(3)). */
+     * samples arrive, libsampler(3)); a stream, whose every flush is a
+     * whole chunk with its metadata (~6.5 KB), flushes every 100 ms. */
     if (o->flush)
         rc |= setenv(REC_ENV_FLUSH_INTERVAL, o->flush, 1);
+    else if (o->stream)
+        rc |= setenv(REC_ENV_FLUSH_INTERVAL, "100ms", 1);
     else
         unsetenv(REC_ENV_FLUSH_INTERVAL);
     rc |= setenv(REC_ENV_STACK_WALKER, o->walker ? o->walker : "cfi", 1);
