@@ -74,7 +74,7 @@ const rec_value *rec_event_values(const rec_event *ev) { return ev->values; }
 
 /* ---- pool entries ---- */
 
-const rec_type *rec_entry_type(const rec_entry *e) { return e->type; }
+const rec_type *rec_entry_type(const rec_entry *e) { return e ? e->type : NULL; }
 rec_id rec_entry_id(const rec_entry *e) { return e->id; }
 
 int rec_entry_get(const rec_entry *e, size_t field, rec_value *out)
@@ -103,6 +103,8 @@ const rec_field_info *rec_type_field(const rec_type *t, size_t i)
 
 long rec_type_field_index(const rec_type *t, const char *name)
 {
+    if (!t)
+        return -1;
     for (size_t i = 0; i < t->nfields; i++)
         if (strcmp(t->fields[i].name, name) == 0)
             return (long)i;

@@ -329,13 +329,20 @@ static recs_uw_row make_row(const struct state *s, bool signal,
             st->fallback_rows++;
         return row;
     }
+    /* Bit-fields: the ranges were checked above (and below for bx). */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wconversion"
     row.cfa_off = (int32_t)s->cfa_off;
+#pragma GCC diagnostic pop
     row.cfa_bx = s->cfa_reg == DW_BX;
     row.ra_off = (int8_t)s->ra.off;
     if (s->bx.kind == R_OFFSET && s->bx.off % 8 == 0 && s->bx.off != 0 &&
         s->bx.off >= -128 * 8 && s->bx.off <= 127 * 8) {
         row.flags |= RECS_UW_BX_SAVED;
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wconversion"
         row.bx_off = (int32_t)(s->bx.off / 8);
+#pragma GCC diagnostic pop
     } else if (s->bx.kind != R_SAME) {
         row.flags |= RECS_UW_BX_SAVED;      /* bx_off 0: unknown */
     }
