@@ -10,29 +10,30 @@ BURN=$top_builddir/tests/hazards/burn
 [ -x "$BURN" ] || skip_all "tests/hazards/burn not built"
 cd "$TMP" || exit 99
 
-# limited NAME SHELL-COMMAND: run under an 8 KiB file size limit (ulimit
+# limited NAME SHELL-COMMAND: run under a 16 KiB file size limit (ulimit
 # -f counts 512-byte blocks in sh, 1024-byte ones in bash: set in bytes).
 limited() {
     rm -f "$TMP/$1.rec"
-    sh -c "prlimit --fsize=8192 -- true 2>/dev/null && exec prlimit --fsize=8192 -- $2" \
+    sh -c "prlimit --fsize=16384 -- true 2>/dev/null && exec prlimit --fsize=16384 -- $2" \
         >"$TMP/out" 2>"$TMP/err"
     st=$?
 }
 command -v prlimit >/dev/null 2>&1 || skip_all "prlimit not installed"
 
-limited efbig "'$REC_START' -o '$TMP/efbig.rec' -t 1ms --flush-interval 10ms '$BURN' 1 400"
+limited efbig "'$REC_START' -o '$TMP/efbig.rec' -t 1ms --flush-interval 10ms '$BURN' 1 1000"
 expect_status 0 "file size limit: the program's status"
 grep -q "^rec: writing $TMP/efbig.rec: File too large" "$TMP/err"
 ok $? "file size limit: said on stderr with the system's words"
 grep -q "^rec-start: $TMP/efbig.rec: [1-9][0-9]* samples.*stopped early: writing $TMP/efbig.rec: File too large" "$TMP/err"
-ok $? "file size limit: the summary says why the recording is short"
-[ $? -eq 0 ] || diag_file "$TMP/err"
+r=$?
+ok $r "file size limit: the summary says why the recording is short"
+[ $r -eq 0 ] || diag_file "$TMP/err"
 "$REC_DUMP" --ndjson --events CPUTimeSample "$TMP/efbig.rec" >"$TMP/dump" 2>"$TMP/dump.err"
 [ -s "$TMP/dump" ] && ! grep -qi "error" "$TMP/dump.err"
 ok $? "file size limit: the recording is readable with what fit ($(wc -l <"$TMP/dump") samples)"
 
 # The program closed its stderr: rec-start says it.
-limited closed "'$REC_START' -o '$TMP/closed.rec' -t 1ms --flush-interval 10ms sh -c 'exec 2>&-; exec \"\$0\" 1 400' '$BURN'"
+limited closed "'$REC_START' -o '$TMP/closed.rec' -t 1ms --flush-interval 10ms sh -c 'exec 2>&-; exec \"\$0\" 1 1000' '$BURN'"
 expect_status 0 "stderr closed: the program's status"
 grep -q "^rec-start: rec: writing $TMP/closed.rec: File too large" "$TMP/err"
 ok $? "stderr closed: rec-start passes the message on"
