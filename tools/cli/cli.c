@@ -681,7 +681,14 @@ bool cli_event_string(const rec_event *ev, const char *field, char *buf,
     long f = rec_type_field_index(rec_event_type(ev), field);
     rec_value v;
 
-    if (f < 0 || rec_event_get(ev, (size_t)f, &v) < 0 || !size)
+    if (f < 0 || rec_event_get(ev, (size_t)f, &v) < 0)
+        return false;
+    return cli_value_string(v, buf, size);
+}
+
+bool cli_value_string(rec_value v, char *buf, size_t size)
+{
+    if (!size)
         return false;
     if (v.kind == REC_REF && v.v.ref.entry) {
         const rec_entry *e = v.v.ref.entry;

@@ -309,6 +309,8 @@ bool cli_chunk_changed(const rec_reader *r, uint64_t *last,
  * field is absent, null or not a string. */
 bool cli_event_string(const rec_event *ev, const char *field, char *buf,
                       size_t size);
+/* The same for a value already read (of an event or a pool entry). */
+bool cli_value_string(rec_value v, char *buf, size_t size);
 
 /* ------------------------------------------------------------------ */
 /* Offline symbols: --debug-dir (cli-debug.c).                         */

@@ -14,6 +14,7 @@
  */
 #include <config.h>
 #include "start.h"
+#include "cli.h"
 
 #include <rec/record.h>
 
@@ -81,26 +82,12 @@ static uint64_t ns(const copier *c, const rec_event *ev, const char *name)
     return (uint64_t)((unsigned __int128)t * 1000000000u / c->tps);
 }
 
-/* A String reference as text in buf; false if null. */
-static bool text(rec_value v, char *buf, size_t size)
-{
-    if (v.kind != REC_REF || !v.v.ref.entry)
-        return false;
-    v = field(NULL, v.v.ref.entry, "value");
-    if (v.kind != REC_STRING)
-        return false;
-    size_t n = v.v.str.len < size - 1 ? v.v.str.len : size - 1;
-    memcpy(buf, v.v.str.s, n);
-    buf[n] = '\0';
-    return true;
-}
-
 static rec_id str(copier *c, const rec_event *ev, const rec_entry *e,
                   const char *name)
 {
     char buf[4096];
     rec_id id = 0;
-    if (text(field(ev, e, name), buf, sizeof buf) &&
+    if (cli_value_string(field(ev, e, name), buf, sizeof buf) &&
         rec_intern_cstr(c->w, buf, &id) < 0)
         c->err = -1;
     return id;
@@ -142,7 +129,8 @@ static acc *acc_of(copier *c, const rec_event *ev)
     memset(a, 0, sizeof *a);
     a->tid = tid;
     a->pid = pid;
-    a->has_name = e && text(field(NULL, e, "name"), a->name, sizeof a->name);
+    a->has_name = e && cli_value_string(field(NULL, e, "name"), a->name,
+                                          sizeof a->name);
     return a;
 }
 
