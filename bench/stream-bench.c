@@ -35,6 +35,39 @@ static int cmp_u64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* Event-to-consumer latencies, and the consumer's CPU time. */
+typedef struct lats {
+    uint64_t *v;
+    size_t n, cap;
+    double median_ms, p99_ms, cpu_ms;
+} lats;
+
+static bool lats_push(lats *l, uint64_t event_ns)
+{
+    uint64_t now = wall_ns();
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? 2 * l->cap : 1 << 16;
+        uint64_t *v = realloc(l->v, cap * sizeof *v);
+        if (!v)
+            return false;
+        l->v = v;
+        l->cap = cap;
+    }
+    l->v[l->n++] = now > event_ns ? now - event_ns : 0;
+    return true;
+}
+
+static void lats_finish(lats *l)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    qsort(l->v, l->n, sizeof *l->v, cmp_u64);
+    l->median_ms = l->n ? (double)l->v[l->n / 2] / 1e6 : 0;
+    l->p99_ms = l->n ? (double)l->v[l->n * 99 / 100] / 1e6 : 0;
+    l->cpu_ms = (double)ru.ru_utime.tv_sec * 1e3 + (double)ru.ru_utime.tv_usec / 1e3 +
+                (double)ru.ru_stime.tv_sec * 1e3 + (double)ru.ru_stime.tv_usec / 1e3;
+}
+
 static int gen(const char *path, double rate, double secs, double flush_ms)
 {
     rec_writer_options o;
@@ -77,29 +110,20 @@ static int follow(const char *path)
     rec_follow_options o;
     rec_follow *f;
     const rec_event *ev;
-    size_t n = 0, cap = 1 << 16;
-    uint64_t *lat = malloc(cap * sizeof *lat);
+    lats l = { 0 };
     rec_follow_options_init(&o);
     o.stall_timeout_ms = 30000;
-    if (!lat || rec_follow_open(&f, path, &o) < 0)
+    if (rec_follow_open(&f, path, &o) < 0)
         return 1;
     int rc;
-    while ((rc = rec_follow_next(f, &ev, -1)) > 0) {
-        uint64_t now = wall_ns(), t = rec_event_time_ns(ev);
-        if (n == cap && !(lat = realloc(lat, (cap *= 2) * sizeof *lat)))
+    while ((rc = rec_follow_next(f, &ev, -1)) > 0)
+        if (!lats_push(&l, rec_event_time_ns(ev)))
             return 1;
-        lat[n++] = now > t ? now - t : 0;
-    }
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    qsort(lat, n, sizeof *lat, cmp_u64);
-    double cpu_ms = (double)ru.ru_utime.tv_sec * 1e3 + (double)ru.ru_utime.tv_usec / 1e3 +
-                    (double)ru.ru_stime.tv_sec * 1e3 + (double)ru.ru_stime.tv_usec / 1e3;
-    printf("events %zu median_ms %.1f p99_ms %.1f cpu_ms %.1f rc %d\n", n,
-           n ? (double)lat[n / 2] / 1e6 : 0, n ? (double)lat[n * 99 / 100] / 1e6 : 0,
-           cpu_ms, rc);
+    lats_finish(&l);
+    printf("events %zu median_ms %.1f p99_ms %.1f cpu_ms %.1f rc %d\n", l.n,
+           l.median_ms, l.p99_ms, l.cpu_ms, rc);
     rec_follow_close(f);
-    free(lat);
+    free(l.v);
     return rc < 0;
 }
 
@@ -108,14 +132,12 @@ static int pipe_read(void)
     rec_reader *r;
     const rec_event *ev;
     rec_chunk_info ci;
-    size_t n = 0, cap = 1 << 16;
-    uint64_t *lat = malloc(cap * sizeof *lat), chunks = 0, bytes = 0;
-    uint64_t last = UINT64_MAX;
+    lats l = { 0 };
+    uint64_t chunks = 0, bytes = 0, last = UINT64_MAX;
     int rc = fcntl(0, F_DUPFD_CLOEXEC, 3);
-    if (!lat || rc < 0 || rec_reader_open_fd(&r, rc, "-", 0) < 0)
+    if (rc < 0 || rec_reader_open_fd(&r, rc, "-", 0) < 0)
         return 1;
     while ((rc = rec_reader_next(r, &ev)) > 0) {
-        uint64_t now = wall_ns(), t = rec_event_time_ns(ev);
         if (rec_reader_chunk(r, &ci) == 0 && ci.offset != last) {
             last = ci.offset;
             chunks++;
@@ -125,21 +147,15 @@ static int pipe_read(void)
          * dated when they are written, not when something happened. */
         if (rec_type_id(rec_event_type(ev)) != REC_TYPE_CPUTimeSample)
             continue;
-        if (n == cap && !(lat = realloc(lat, (cap *= 2) * sizeof *lat)))
+        if (!lats_push(&l, rec_event_time_ns(ev)))
             return 1;
-        lat[n++] = now > t ? now - t : 0;
     }
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    qsort(lat, n, sizeof *lat, cmp_u64);
-    double cpu_ms = (double)ru.ru_utime.tv_sec * 1e3 + (double)ru.ru_utime.tv_usec / 1e3 +
-                    (double)ru.ru_stime.tv_sec * 1e3 + (double)ru.ru_stime.tv_usec / 1e3;
+    lats_finish(&l);
     printf("samples %zu median_ms %.1f p99_ms %.1f cpu_ms %.1f chunks %llu "
-           "bytes %llu rc %d\n", n, n ? (double)lat[n / 2] / 1e6 : 0,
-           n ? (double)lat[n * 99 / 100] / 1e6 : 0, cpu_ms,
+           "bytes %llu rc %d\n", l.n, l.median_ms, l.p99_ms, l.cpu_ms,
            (unsigned long long)chunks, (unsigned long long)bytes, rc);
     rec_reader_close(r);
-    free(lat);
+    free(l.v);
     return rc < 0;
 }
 
