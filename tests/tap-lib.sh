@@ -26,9 +26,13 @@ check() {   # check DESCRIPTION COMMAND...: passes if the command succeeds
     fi
 }
 # check_eval DESCRIPTION EXPRESSION: passes if the shell expression (eval'd
-# in the caller's variables) is true; returns its status.
+# in the caller's variables) is true; returns its status. A failure shows
+# what was judged: the expression's commands traced with their values.
 check_eval() {
-    if eval "$2"; then ok 0 "$1"; else ok 1 "$1"; return 1; fi
+    if eval "$2"; then ok 0 "$1"; return 0; fi
+    ok 1 "$1"
+    (set -x; eval "$2") 2>&1 >/dev/null | sed 's/^/#   /' | head -40
+    return 1
 }
 skip() { tap_n=$((tap_n + 1)); echo "ok $tap_n # SKIP $*"; }
 diag() { echo "# $*"; }
