@@ -10,7 +10,9 @@
  *         modules=N recordings=N maxdepth=N threads=N setperiod=NS
  *         (setperiod: samplingPeriod of the last RecordingSettings)
  *         undelivered=N chunks=N (with events) nomodchunks=N (chunks
- *         with events but no ModuleLoad) busy=N unsafe=N timerfailed=N
+ *         with events but no ModuleLoad) minchunk=BYTES (the smallest
+ *         chunk with events but the last: a size-rotated recording has
+ *         every such chunk at least as large as its limit) busy=N unsafe=N timerfailed=N
  *         untracked_ns=NS blocked=N (lost: the thread blocked the signal)
  *         stacked_ns=NS (periods of the samples with a stack)
  *         (lost samples by reason)
@@ -164,6 +166,7 @@ int main(int argc, char **argv)
     uint64_t blocked = 0, stacked_ns = 0;
     uint64_t last_offset = UINT64_MAX, chunk_offset = UINT64_MAX;
     uint64_t chunks = 0, nomod = 0, chunk_mods = 0;
+    uint64_t min_chunk = 0, chunk_size = 0;
 
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--accounting") && i + 1 < argc)
@@ -196,9 +199,12 @@ int main(int argc, char **argv)
         if (rec_reader_chunk(r, &ci) == 0 && ci.offset != chunk_offset) {
             if (chunks && !chunk_mods)
                 nomod++;
+            if (chunks && (!min_chunk || chunk_size < min_chunk))
+                min_chunk = chunk_size;
             chunks++;
             chunk_mods = 0;
             chunk_offset = ci.offset;
+            chunk_size = ci.size;
         }
         if (!strcmp(type, "ModuleLoad"))
             chunk_mods++;
@@ -324,13 +330,13 @@ int main(int argc, char **argv)
            " usage=%" PRIu64 " modules=%" PRIu64 " recordings=%" PRIu64
            " maxdepth=%" PRIu64 " threads=%zu setperiod=%" PRIu64
            " undelivered=%" PRIu64 " chunks=%" PRIu64 " nomodchunks=%" PRIu64
-           " busy=%" PRIu64 " unsafe=%" PRIu64 " timerfailed=%" PRIu64
+           " minchunk=%" PRIu64 " busy=%" PRIu64 " unsafe=%" PRIu64 " timerfailed=%" PRIu64
            " untracked_ns=%" PRIu64 " blocked=%" PRIu64
            " stacked_ns=%" PRIu64 "\n",
            samples, failed, biased, stacks, period, lost, lost_ns, starts, ends,
            snaps, settings, pinfo, usage, modules, recordings, maxdepth, nths,
-           set_period, undelivered, chunks, nomod, busy, unsafe, timerfailed,
-           untracked_ns, blocked, stacked_ns);
+           set_period, undelivered, chunks, nomod, min_chunk, busy, unsafe,
+           timerfailed, untracked_ns, blocked, stacked_ns);
     for (size_t i = 0; i < nths; i++) {
         struct th *t = &ths[i];
         uint64_t cpu = t->cpu_ns;
