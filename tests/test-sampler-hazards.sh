@@ -197,8 +197,12 @@ check_eval "system, popen, posix_spawn, siglongjmp to a saved raw block: the sam
 # 9d: a raw rt_sigprocmask is out of reach: that thread's CPU time is lost
 # with reason "blocked" (and only that thread's).
 run maskraw -- "$H/maskview" raw 200
-check_eval "raw rt_sigprocmask: that thread's CPU time lost as 'blocked', the others sampled, totals add up" \
-    '[ $rc = 0 ] && [ $chk = 0 ] && [ "$(thr blocked | awk "\$2 > 0" | wc -l)" = 1 ] && [ "$(thr stacked_ns | awk "\$2 == 0" | wc -l)" = 1 ] && [ "$(tot blocked)" -gt 0 ]'
+# The blocking thread may take one sample before its system call: its
+# first expiry comes after a random part of a period (up to all of it
+# when the thread's start is slow, as under the sanitizers).
+blocker=$(thr blocked | awk '$2 > 0 { print $1 }')
+check_eval "raw rt_sigprocmask: that thread's CPU time lost as 'blocked' (at most its first period sampled), the others sampled, totals add up" \
+    '[ $rc = 0 ] && [ $chk = 0 ] && [ "$(echo "$blocker" | wc -w)" = 1 ] && [ "$(thr samples | awk -v b="$blocker" "\$1 == b { print \$2 }")" -le 1 ] && [ "$(thr stacked_ns | awk -v b="$blocker" "\$1 != b && \$2 == 0" | wc -l)" = 0 ] && [ "$(tot blocked)" -gt 0 ]'
 [ $chk = 0 ] || diag_file "$T/maskraw.chk" 200
 
 # 9e: exits that skip exit() and fatal signals finish the recording: every
@@ -338,12 +342,16 @@ for v in 1 "1:0:0" "9:0:0"; do
     fi
 done
 
-# 19: chunk rotation while sampling: pools re-emitted per chunk.
+# 19: chunk rotation while sampling: pools re-emitted per chunk. The
+# metadata and module list alone fill more than 4 KiB, so every flush with
+# samples closes its chunk: how many there are depends on how many flushes
+# the run saw, not on a size. What rotation by size promises is checked:
+# more than one chunk, each closed one at least as large as the limit.
 run rotate REC_THROTTLE=1ms REC_MAX_CHUNK_SIZE=4096 REC_FLUSH_INTERVAL=50ms -- "$H/burn" 2 150
-check_eval "4 KiB chunks: many chunks, every sample resolvable, totals add up" \
+check_eval "4 KiB chunks: every sample resolvable, totals add up" \
     '[ $rc = 0 ] && [ $chk = 0 ] && [ "$(tot samples)" = "$(tot stacks)" ] && [ "$(tot samples)" -gt 20 ]'
-check_eval "4 KiB chunks: every chunk has its ModuleLoad events ($(tot chunks) chunks)" \
-    '[ "$(tot chunks)" -gt 3 ] && [ "$(tot nomodchunks)" = 0 ]'
+check_eval "4 KiB chunks: rotated by size, every chunk has its ModuleLoad events ($(tot chunks) chunks)" \
+    '[ "$(tot chunks)" -ge 2 ] && [ "$(tot minchunk)" -ge 4096 ] && [ "$(tot nomodchunks)" = 0 ]'
 [ "$(tot nomodchunks)" = 0 ] || diag_file "$T/rotate.chk" 200
 
 # 20: code running on an alternate signal stack.
