@@ -421,6 +421,8 @@ int recs__real_sigtimedwait(const sigset_t *set, siginfo_t *si,
 void recs__hooks_once(void);                        /* pthread_atfork */
 int  recs__real_pthread_create(pthread_t *th, const pthread_attr_t *attr,
                                void *(*fn)(void *), void *arg);
+/* The sampler's thread, created through the first pthread_create. */
+int  recs__own_pthread_create(pthread_t *th, void *(*fn)(void *), void *arg);
 
 /* untracked.c (drain_lock held) */
 void recs__untracked_scan(void);

@@ -38,6 +38,8 @@
 typedef int (*pthread_create_fn)(pthread_t *, const pthread_attr_t *,
                                  void *(*)(void *), void *);
 static pthread_create_fn real_pthread_create;
+static pthread_create_fn first_pthread_create;
+static __thread bool creating_own;
 static bool follow_children;
 static bool preloaded;              /* started by rec-start's environment */
 static __thread sigset_t fork_mask;
@@ -57,6 +59,29 @@ int recs__real_pthread_create(pthread_t *th, const pthread_attr_t *attr,
             return ENOSYS;
     }
     return real_pthread_create(th, attr, fn, arg);
+}
+
+/* The sampler's own thread is created as any library's thread is:
+ * through the process's first pthread_create, which a runtime that tracks
+ * threads may have interposed (a sanitizer's runtime preloaded before us),
+ * and which reaches ours last, where it passes on unwrapped. A thread
+ * created behind such a runtime's back is unknown to it: AddressSanitizer
+ * then never clears the shadow of its stack, and in a forked child that
+ * stack is one the C library recycled from a thread of the parent, its
+ * frames' redzones still poisoned (tests/hazards/forkstack.c). */
+int recs__own_pthread_create(pthread_t *th, void *(*fn)(void *), void *arg)
+{
+    int rc;
+
+    if (!first_pthread_create)
+        first_pthread_create = (pthread_create_fn)dlsym(RTLD_DEFAULT,
+                                                        "pthread_create");
+    if (!first_pthread_create)
+        return recs__real_pthread_create(th, NULL, fn, arg);
+    creating_own = true;
+    rc = first_pthread_create(th, NULL, fn, arg);
+    creating_own = false;
+    return rc;
 }
 
 /* ------------------------------------------------------------------ */
@@ -102,6 +127,8 @@ int pthread_create(pthread_t *th, const pthread_attr_t *attr,
     struct tramp *tp;
     int rc;
 
+    if (creating_own)
+        return recs__real_pthread_create(th, attr, fn, arg);
     if (!recs__g.registry && !recs__g.preloaded &&
         (tp = malloc(sizeof *tp))) {
         tp->fn = fn;

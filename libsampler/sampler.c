@@ -365,7 +365,7 @@ static int start_sampler_thread(void)
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
     atomic_store(&recs__g.quit, 0);
-    rc = recs__real_pthread_create(&recs__g.sampler, NULL, sampler_main, NULL);
+    rc = recs__own_pthread_create(&recs__g.sampler, sampler_main, NULL);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (rc != 0)
         return REC_EIO;

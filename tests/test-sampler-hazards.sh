@@ -117,6 +117,18 @@ for f in "$T"/follow.rec.*; do
 done
 check_eval "follow children: each child recording finished and readable" '[ $okc = 1 ]'
 
+# 5b: a followed child whose sampler thread starts on a stack recycled
+# from a thread of the parent: under the sanitizers its shadow held the
+# parent's poisoned frames (the thread must be one the runtime knows).
+run forkstack REC_FOLLOW_CHILDREN=1 -- "$H/forkstack"
+chk_child=1
+for f in "$T"/forkstack.rec.*; do
+    [ -f "$f" ] && "$CHECK" --accounting 1000000 "$f" >"$T/forkstack-child.chk" 2>&1 && chk_child=0
+done
+check_eval "fork from a threaded process, followed: the child's sampler thread runs clean, status kept (status $rc)" \
+    '[ $rc = 0 ] && ! grep -q "ERROR: AddressSanitizer" "$T/forkstack.err" && [ $chk = 0 ] && [ $chk_child = 0 ]' ||
+    diag_file "$T/forkstack.err" 20
+
 # 6: exec: a failed exec goes on recording, the new image appends.
 run execer -- "$H/execer"
 check_eval "exec: exit status of the new image" '[ $rc = 5 ]'
