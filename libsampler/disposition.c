@@ -13,12 +13,15 @@
  * the sampling signal left out of the kernel's sa_mask; the wrapper makes
  * the program's view of its mask block it meanwhile (sigmask.c), as the
  * kernel would have, and sigaction() reports the action as the program
- * set it. Not signal context, but for wrap_handler.
+ * set it. Every entry is async-signal-safe and re-entrant, as POSIX
+ * makes sigaction(): a program's handler may call one while its thread is
+ * inside another (no mutex, no allocation; see wlock).
  */
 #include <config.h>
 #include "internal.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <string.h>
 
 /* The wrapped handlers, two slots per signal: sigaction() fills the one
@@ -32,7 +35,27 @@ static wrapped wslot[NSIG][2];
 static _Atomic int wcur[NSIG];
 /* What the program set, reported back while the wrapper is installed. */
 static struct sigaction wset[NSIG];
-static pthread_mutex_t wlock = PTHREAD_MUTEX_INITIALIZER;
+/* sigaction() is async-signal-safe: a handler may call it while its
+ * thread is inside it. The section below runs with every signal but the
+ * faults blocked for real (no handler can enter it on this thread) and
+ * excludes the other threads with a spin lock (it is one system call
+ * long): never a mutex, which the handler's own thread may hold. */
+static atomic_flag wlock = ATOMIC_FLAG_INIT;
+
+/* Signal-safe. */
+static void wlock_take(sigset_t *old)
+{
+    recs__block_async(old);
+    while (atomic_flag_test_and_set_explicit(&wlock, memory_order_acquire))
+        sched_yield();
+}
+
+/* Signal-safe. */
+static void wlock_drop(const sigset_t *old)
+{
+    atomic_flag_clear_explicit(&wlock, memory_order_release);
+    recs__restore_mask(old);
+}
 
 /* Signal-safe. */
 static void wrap_handler(int sig, siginfo_t *si, void *uc)
@@ -55,18 +78,19 @@ static bool needs_wrap(int sig, const struct sigaction *act)
            recs__is_handler(act) && sigismember(&act->sa_mask, s) == 1;
 }
 
-/* libc's sigaction for a signal that is not the sampling one, with the
- * sampling signal kept out of a handler's kernel sa_mask. */
+/* Signal-safe. libc's sigaction for a signal that is not the sampling
+ * one, with the sampling signal kept out of a handler's kernel sa_mask. */
 static int prog_sigaction(int sig, const struct sigaction *act,
                           struct sigaction *oldact)
 {
     struct sigaction k, prev;
     const struct sigaction *use = act;
-    int rc;
+    sigset_t mask;
+    int rc, err;
 
     if (sig <= 0 || sig >= NSIG)
         return recs__real_sigaction(sig, act, oldact);
-    pthread_mutex_lock(&wlock);
+    wlock_take(&mask);
     if (needs_wrap(sig, act)) {
         int next = !atomic_load(&wcur[sig]);
 
@@ -103,7 +127,9 @@ static int prog_sigaction(int sig, const struct sigaction *act,
         if (use == &k)
             wset[sig] = *act;
     }
-    pthread_mutex_unlock(&wlock);
+    err = errno;
+    wlock_drop(&mask);
+    errno = err;
     return rc;
 }
 

@@ -259,8 +259,8 @@ uint64_t recs__thread_cpu_ns(const recs__thread *t);
 uint32_t recs__queue_capacity(uint64_t period_ns, unsigned depth);
 pid_t recs__gettid(void);
 int recs__block_signal(sigset_t *old);              /* the sampling signal */
-void recs__block_async(sigset_t *old);              /* all but faults */
-void recs__restore_mask(const sigset_t *old);
+void recs__block_async(sigset_t *old);   /* all but faults; Signal-safe. */
+void recs__restore_mask(const sigset_t *old);        /* Signal-safe. */
 void recs__thread_key_init(void);
 
 /* Signal-safe. Inline: the handler must not call through the PLT. */

@@ -23,7 +23,8 @@ HAZARDS = tests/hazards/burn tests/hazards/forker tests/hazards/execer \
 	tests/hazards/sighijack tests/hazards/sigwaiter tests/hazards/closeall \
 	tests/hazards/jumper tests/hazards/exitdrain tests/hazards/earlymain \
 	tests/hazards/maskview tests/hazards/exiter tests/hazards/sigstack \
-	tests/hazards/closer tests/hazards/spawnenv tests/hazards/forkstack
+	tests/hazards/closer tests/hazards/spawnenv tests/hazards/forkstack \
+	tests/hazards/sigreenter
 check_PROGRAMS += $(HAZARDS)
 # Strict ISO C: signal() is glibc's one-shot __sysv_signal there.
 tests_hazards_c11sig_CFLAGS = $(AM_CFLAGS) -std=c11

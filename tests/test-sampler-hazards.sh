@@ -442,6 +442,12 @@ for m in onstack small resethand nodefer; do
         '[ $rc = 0 ] && [ $chk = 0 ] && [ "$(tot samples)" -gt 5 ]' ||
         { echo "# stack-$m: rc=$rc chk=$chk"; sed 's/^/# /' "$T/$name.err" | tail -5; }
 done
+# 23a2: sigaction() and signal() from a handler that interrupted its
+# thread inside sigaction() (async-signal-safe in POSIX): no deadlock.
+run reenter -- "$H/sigreenter" 1000
+check_eval "sigaction from a handler, its thread inside sigaction: no hang (status $rc), totals add up" \
+    '[ $rc = 0 ] && [ $chk = 0 ] && [ "$(tot samples)" -gt 5 ]' ||
+    diag_file "$T/reenter.err"
 # 23b: -std=c11: signal() is the one-shot __sysv_signal.
 run c11sig -- "$H/c11sig"
 check_eval "-std=c11 signal(SIGPROF): not killed, handler never called" \
