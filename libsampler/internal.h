@@ -406,6 +406,7 @@ extern _Atomic int recs__write_errno;
 void recs__status_send(const char *fmt, ...)
     __attribute__((format(printf, 1, 2)));
 void recs__write_failed(int err);
+ssize_t recs__write_quiet(int fd, const void *buf, size_t n);  /* Signal-safe. */
 bool recs__xfsz_pending(void);
 void recs__xfsz_take(bool was_pending);
 

@@ -5,8 +5,9 @@
  * limit, an I/O error), said at once and ending the recording cleanly
  * with what fit. The program is not affected: the SIGXFSZ a write beyond
  * RLIMIT_FSIZE raises in the writing thread is taken back when that
- * thread is one of the program's. And the sampler's one-line messages on
- * standard error (recs__warn).
+ * thread is one of the program's, and no write here ever raises SIGPIPE
+ * (recs__write_quiet). And the sampler's one-line messages on standard
+ * error (recs__warn).
  */
 #include <config.h>
 #include "internal.h"
@@ -16,9 +17,37 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 _Atomic int recs__write_errno;      /* first failed write, 0 if none */
+
+/* Signal-safe. write() all of buf, retried on EINTR, that never raises
+ * SIGPIPE in the program (rec-start gone, the program's stderr a closed
+ * pipe): the signal is blocked in this thread around it, and one that
+ * this write raised (none was pending before) is taken back. */
+ssize_t recs__write_quiet(int fd, const void *buf, size_t n)
+{
+    sigset_t pipe_set, old, pend;
+    struct timespec zero = { 0, 0 };
+    bool was_pending;
+    ssize_t rc;
+    int err;
+
+    sigemptyset(&pipe_set);
+    sigaddset(&pipe_set, SIGPIPE);
+    recs__real_sigmask(SIG_BLOCK, &pipe_set, &old);
+    was_pending = syscall(SYS_rt_sigpending, &pend, (size_t)(_NSIG / 8)) == 0 &&
+                  sigismember(&pend, SIGPIPE) == 1;
+    while ((rc = write(fd, buf, n)) < 0 && errno == EINTR)
+        ;
+    err = errno;
+    if (rc < 0 && err == EPIPE && !was_pending)
+        recs__real_sigtimedwait(&pipe_set, NULL, &zero);
+    recs__real_sigmask(SIG_SETMASK, &old, NULL);
+    errno = err;
+    return rc;
+}
 
 /* One line to rec-start, if the status fd is still its pipe. */
 void recs__status_send(const char *fmt, ...)
@@ -39,8 +68,7 @@ void recs__status_send(const char *fmt, ...)
     if (n > (int)sizeof line - 2)
         n = (int)sizeof line - 2;
     line[n++] = '\n';
-    while (write(recs__g.status_fd, line, (size_t)n) < 0 && errno == EINTR)
-        ;
+    recs__write_quiet(recs__g.status_fd, line, (size_t)n);
 }
 
 /* The first failed write of the session (drain_lock held): said now on
@@ -61,7 +89,7 @@ void recs__write_failed(int err)
                  strerror(err));
     if (n > (int)sizeof msg - 1)
         n = (int)sizeof msg - 1;
-    if (write(STDERR_FILENO, msg, (size_t)n) != n) {
+    if (recs__write_quiet(STDERR_FILENO, msg, (size_t)n) != n) {
         msg[n - 1] = '\0';
         recs__status_send("error %s", msg);
     }
@@ -114,6 +142,5 @@ void recs__warn(const char *fmt, ...)
         if ((unsigned char)buf[i] < 0x20 || buf[i] == 0x7f)
             buf[i] = '?';
     buf[n++] = '\n';
-    while (write(STDERR_FILENO, buf, (size_t)n) < 0 && errno == EINTR)
-        ;
+    recs__write_quiet(STDERR_FILENO, buf, (size_t)n);
 }

@@ -336,6 +336,29 @@ rm -f "$T/st.rec"
 env REC_OUTPUT="$T/st.rec" REC_ENGINE=$ENGINE REC_STATUS_FD="9:$(stat -c %d:%i "$T/status")" \
     LD_PRELOAD="$PRELOAD" "$H/burn" 1 100 9>>"$T/status" >/dev/null 2>&1
 check_eval "REC_STATUS_FD: one summary line" 'grep -Eq "^samples=[1-9][0-9]* lost=[0-9]+$" "$T/status"'
+# 18a: rec-start gone (its end of the status pipe closed): the summary
+# line finds no reader, and the program still ends as it would (no
+# SIGPIPE of ours); the same for a warning on a closed stderr pipe.
+rm -f "$T/st.rec" "$T/st.rc"
+{
+    exec 9>&1
+    id=$(stat -L -c %d:%i /proc/self/fd/9)
+    sleep 0.2          # until the reader below is gone
+    env REC_OUTPUT="$T/st.rec" REC_ENGINE=$ENGINE REC_STATUS_FD="9:$id" \
+        LD_PRELOAD="$PRELOAD" "$H/burn" 1 50 >/dev/null 2>&1
+    echo $? >"$T/st.rc"
+} | true
+check_eval "REC_STATUS_FD with no reader left: the program's status kept ($(cat "$T/st.rc"))" \
+    '[ "$(cat "$T/st.rc")" = 0 ] && [ -s "$T/st.rec" ]'
+rm -f "$T/st.rec" "$T/st.rc"
+{
+    sleep 0.2
+    env REC_OUTPUT="$T/st.rec" REC_ENGINE=$ENGINE REC_THROTTLE=bogus \
+        LD_PRELOAD="$PRELOAD" "$H/burn" 1 50 2>&1 >/dev/null
+    echo $? >"$T/st.rc"
+} | true
+check_eval "a warning on a stderr pipe with no reader: the program's status kept ($(cat "$T/st.rc"))" \
+    '[ "$(cat "$T/st.rc")" = 0 ]'
 # 18b: a REC_STATUS_FD inherited from elsewhere never makes rec write
 # into the program's stdout: a bare number is refused with a warning; an
 # identity that is not what the fd is open on (the program closed or
