@@ -389,26 +389,38 @@ static char **env_for_exec(char *const envp[])
  * fails, a new recording is appended and sampling goes on. */
 static void before_exec(void)
 {
-    sigset_t set;
-    siginfo_t si;
+    recs__thread *self = recs__self;
+    sigset_t set, old;
+    siginfo_t si, keep[8];
     struct timespec zero = { 0, 0 };
-    int rc;
+    int rc, nkeep = 0;
 
+    /* This thread's source first, before any wait that can give up (a
+     * sampler thread starved of CPU): the other threads end with the
+     * exec, this one goes on in the new image, where a perf overflow (or,
+     * before Linux 6.13, a timer's signal) still pending would meet the
+     * default action. The stop's own reading closes the arming: the CPU
+     * time in between is counted undelivered. */
+    if (self && self->has_timer && recs__g.pid == getpid())
+        recs__engine_pause(self);
     recs__stop(false, true);
     if (recs__g.status_fd >= 0)
         fcntl(recs__g.status_fd, F_SETFD, 0);
-    /* Before Linux 6.13 a deleted timer's signal still pending in this
-     * thread (signal blocked) survives the exec, and the new image's
-     * handler would not know its cookie. Ours is dropped (the session is
-     * closed: its time is in the last accounting); one of the program's
-     * own is put back as it was. */
+    /* Ours, pending meanwhile, are dropped (the session is closed: their
+     * time is in its last accounting, or the stop gave up); the program's
+     * own are put back as they were. */
     if (recs__g.signo <= 0)
         return;
     sigemptyset(&set);
     sigaddset(&set, recs__g.signo);
-    rc = recs__real_sigtimedwait(&set, &si, &zero);
-    if (rc == recs__g.signo && !recs__signal_ours(&si))
-        syscall(SYS_rt_tgsigqueueinfo, getpid(), recs__gettid(), rc, &si);
+    recs__real_sigmask(SIG_BLOCK, &set, &old);
+    while ((rc = recs__real_sigtimedwait(&set, &si, &zero)) == recs__g.signo)
+        if (!recs__signal_ours(&si) && nkeep < 8)
+            keep[nkeep++] = si;
+    for (int i = 0; i < nkeep; i++)
+        syscall(SYS_rt_tgsigqueueinfo, getpid(), recs__gettid(), keep[i].si_signo,
+                &keep[i]);
+    recs__real_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 static void after_failed_exec(void)

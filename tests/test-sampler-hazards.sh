@@ -137,6 +137,21 @@ check_eval "exec: three recordings in one file (start, after failed exec, new im
 check_eval "exec: readable, accounting per session" '[ $chk = 0 ]'
 [ $chk = 0 ] || diag_file "$T/execer.chk" 200
 
+# 6b: exec while the sampler thread is stuck (stopped for good, as one
+# starved of CPU): the stop before the exec gives up, and nothing of ours
+# is left to fire in the new image (a perf overflow killed it with
+# SIGPROF at 10 ms and 1 ms). The new image keeps its status.
+for p in 10ms 1ms; do
+    run stuck-exec-$p REC_THROTTLE=$p -- "$H/stuck" exec
+    if [ $rc = 77 ]; then
+        skip "exec with the sampler thread stuck: it could not be stopped (ptrace)"
+        continue
+    fi
+    check_eval "exec with the sampler thread stuck, $p: the new image keeps its status (5, got $rc), the stop says it gave up" \
+        '[ $rc = 5 ] && grep -q "could not finish the recording (the sampler thread is stuck)" "$T/$name.err"' ||
+        diag_file "$T/$name.err"
+done
+
 # 7: vfork+exec, posix_spawn, system(): children share memory until exec.
 run spawner REC_THROTTLE=1ms -- "$H/spawner"
 check_eval "vfork/posix_spawn/system: children ran" '[ $rc = 0 ]'
