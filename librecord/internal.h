@@ -188,6 +188,8 @@ struct rec_writer {
     dev_t fd_dev;
     ino_t fd_ino;
     bool fd_lost;
+    bool finished;             /* rec_writer_finish: fd closed, nothing more written */
+    int finish_rc, finish_errno;
     int error;                 /* first write error: the file is suspect after it */
     rec_writer_options opt;
     uint64_t ticks_per_s;

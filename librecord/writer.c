@@ -592,25 +592,41 @@ int rec_writer_fd(const rec_writer *w)
     return w ? w->fd : -1;
 }
 
-int rec_writer_close(rec_writer *w)
+int rec_writer_finish(rec_writer *w)
 {
     if (!w)
         return REC_EINVAL;
     pthread_mutex_lock(&w->wlock);
-    int rc = rotate_locked(w, true);
-    pthread_mutex_unlock(&w->wlock);
-    int e = errno;
-    /* A number that no longer names our file is the program's now. */
-    if (!fd_still_ours(w)) {
-        if (!rc)
+    if (!w->finished) {
+        int rc = rotate_locked(w, true);
+        int e = errno;
+        /* A number that no longer names our file is the program's now. */
+        if (!fd_still_ours(w)) {
+            if (!rc)
+                rc = REC_EIO;
+            e = EBADF;
+        } else if (close(w->fd) < 0 && !rc) {
+            e = errno;
             rc = REC_EIO;
-        e = EBADF;
-    } else if (close(w->fd) < 0 && !rc) {
-        e = errno;
-        rc = REC_EIO;
+        }
+        w->fd_lost = true;          /* closed: never written again */
+        w->finished = true;
+        w->finish_rc = rc ? rc : w->error;
+        w->finish_errno = e;
     }
-    if (!rc)
-        rc = w->error;
+    int rc = w->finish_rc;
+    int e = w->finish_errno;
+    pthread_mutex_unlock(&w->wlock);
+    errno = e;
+    return rc;
+}
+
+int rec_writer_close(rec_writer *w)
+{
+    if (!w)
+        return REC_EINVAL;
+    int rc = rec_writer_finish(w);
+    int e = errno;
     writer_free(w);
     errno = e;
     return rc;

@@ -341,9 +341,40 @@ static void test_errors(void)
     unlink(path);
 }
 
+/* rec_writer_finish: the file complete with the stream still open, the
+ * descriptor closed, later writes refused, close only frees. */
+static void test_finish(void)
+{
+    rec_writer *w;
+    rec_stream *s;
+    struct fixture fx;
+    struct ww_stats st;
+    int fd;
+
+    tmp_path("finish");
+    tap_ok(rec_writer_open(&w, path, NULL) == 0 && setup(w, &fx) == 0 &&
+           rec_stream_open(w, &s) == 0, "open for finish");
+    tap_ok(emit_n(s, &fx, 300, 0) == 0, "emit 300 samples");
+    fd = rec_writer_fd(w);
+    tap_ok(rec_writer_finish(w) == 0, "finish with the stream open");
+    tap_ok(fcntl(fd, F_GETFD) < 0 && errno == EBADF, "finish closed the descriptor");
+    int rc = ww_walk(path, 0, &st, NULL, NULL);
+    tap_ok(rc == 0 && st.chunks == 1 && st.finished == 1 && st.last_flags == 1 &&
+           st.events == 300, "the file is complete after finish (%u events, %s)",
+           st.events, st.error);
+    tap_ok(rec_writer_finish(w) == 0, "a second finish returns the first result");
+    tap_ok(rec_writer_flush(w) == REC_EIO, "a flush after finish fails");
+    rc = ww_walk(path, 0, &st, NULL, NULL);
+    tap_ok(rc == 0 && st.events == 300 && st.finished == 1,
+           "nothing written after finish (%u events)", st.events);
+    tap_ok(rec_writer_close(w) == 0, "close after finish only frees");
+    unlink(path);
+}
+
 int main(void)
 {
     test_structure();
+    test_finish();
     test_dedup();
     test_rotation();
     test_flush_visibility();

@@ -114,6 +114,13 @@ int rec_writer_rotate(rec_writer *w);
  * Streams still open are flushed and freed. Returns the first error met. */
 int rec_writer_close(rec_writer *w);
 
+/* rec_writer_close() without the freeing: the file is complete and its
+ * descriptor closed; later writes through w (streams, flushes) write
+ * nothing and fail with REC_EIO. For a process about to end, where another thread may hold the
+ * allocator's lock. Only rec_writer_close() may follow, to free w; a
+ * second call returns the first one's result. */
+int rec_writer_finish(rec_writer *w);
+
 /* Bytes written to the file so far (headers, metadata, pools, events). */
 uint64_t rec_writer_bytes(const rec_writer *w);
 
