@@ -2,7 +2,9 @@
  * libsampler/exit.c - the exits that skip exit(): _exit(), _Exit() and
  * syscall(SYS_exit_group) end the recording the way exit() does (final
  * drain, a ThreadEnd with the kernel's CPU figure for every live thread,
- * the chunk finished), in bounded time (recs__stop's limit).
+ * the chunk finished), in bounded time (recs__stop's limit). The sampler
+ * thread does that work while the exiting thread waits: the exit may come
+ * from a handler that interrupted the thread anywhere.
  *
  * dash runs every "sh -c" and script that way, Python's os._exit() and
  * multiprocessing workers too, and so do the SIGTERM handlers that call
@@ -35,11 +37,13 @@ static void exit_init(void)
     real_syscall = (syscall_fn)dlsym(RTLD_NEXT, "syscall");
 }
 
-/* Finish the recording if this process owns it (not in a vfork child,
- * which shares our memory: recs__stop checks the pid). */
+/* Signal-safe, with a sampler thread. Finish the recording if this
+ * process owns it (not in a vfork child, which shares our memory): by the
+ * sampler thread, as these exits are made from signal handlers too. */
 void recs__exit_finish(void)
 {
-    if (atomic_load(&recs__g.running) && recs__g.pid == getpid())
+    if (atomic_load(&recs__g.running) && recs__g.pid == getpid() &&
+        !recs__finish_by_sampler())
         recs__stop(false, true);
 }
 

@@ -66,8 +66,6 @@ static const int fatal_signals[] = {
 #define NFATAL (sizeof fatal_signals / sizeof fatal_signals[0])
 static _Atomic int fatal_ours[NFATAL];
 
-_Atomic int recs__fatal_sig;              /* set by the fatal handler */
-sem_t recs__fatal_done;
 
 int recs__real_sigaction(int sig, const struct sigaction *act,
                          struct sigaction *old)
@@ -375,27 +373,13 @@ static void on_fatal(int sig)
 {
     int saved_errno = errno;
 
-    if (atomic_load(&recs__g.running) && recs__g.sampler_started &&
-        recs__g.pid == getpid() && !atomic_exchange(&recs__fatal_sig, sig)) {
-        struct timespec until;
-        sem_post(&recs__g.wake);
-        clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_sec += 2;
-        while (sem_timedwait(&recs__fatal_done, &until) != 0 && errno == EINTR)
-            ;
-    }
+    recs__finish_by_sampler();
     reraise_default(sig);
     errno = saved_errno;
 }
 
 void recs__install_fatal_handlers(void)
 {
-    static bool sem_ready;
-
-    if (!sem_ready) {
-        sem_init(&recs__fatal_done, 0, 0);
-        sem_ready = true;
-    }
     for (size_t i = 0; i < NFATAL; i++) {
         struct sigaction sa, old;
         if (atomic_load(&fatal_ours[i]) ||

@@ -371,6 +371,7 @@ void recs__chunk_modules(void);
 /* sampler.c */
 int  recs__start_config(const recs__config *cfg);
 int  recs__stop(bool from_sampler, bool bounded);
+bool recs__finish_by_sampler(void);                /* Signal-safe. */
 void recs__config_free(recs__config *cfg);
 int  recs__config_from_env(recs__config *cfg, char *err, size_t errlen);
 uint64_t recs__now_ns(void);

@@ -34,8 +34,11 @@ recs__global recs__g = {
     .dir_fd = -1,
 };
 
-extern _Atomic int recs__fatal_sig;
-extern sem_t recs__fatal_done;
+/* A thread about to end the process (an exit that skips exit(), a fatal
+ * signal) asks the sampler thread to finish the recording, and waits for
+ * finish_done (recs__finish_by_sampler). */
+static _Atomic int finish_req;
+static sem_t finish_done;
 
 uint64_t recs__now_ns(void)
 {
@@ -306,10 +309,9 @@ static void *sampler_main(void *arg)
         atomic_store(&recs__g.idle_nap, 0);
         while (sem_trywait(&recs__g.wake) == 0)
             ;
-        if (atomic_load(&recs__fatal_sig)) {
-            /* A fatal signal's handler waits for us to finish the file. */
+        if (atomic_load(&finish_req)) {
             recs__stop(true, true);
-            sem_post(&recs__fatal_done);
+            sem_post(&finish_done);
             return NULL;
         }
         if (atomic_load(&recs__g.quit))
@@ -378,22 +380,22 @@ static int start_sampler_thread(void)
 /* Start and stop                                                      */
 /* ------------------------------------------------------------------ */
 
-static void session_close(void)
+/* ending: the process ends with this stop (an exit that skips exit(), a
+ * fatal signal), and the thread that ends it may have been interrupted
+ * inside the allocator: the file is finished first, and nothing is freed
+ * (a free() of memory another thread allocated can wait for that
+ * thread's arena lock). */
+static void session_close(bool ending)
 {
-    if (recs__g.st) {
+    if (recs__g.st && !ending)
         rec_stream_close(recs__g.st);
-        recs__g.st = NULL;
-    }
-    recs__stacks_free();
-    if (recs__g.sym) {
-        recs__symbols_destroy(recs__g.sym);
-        recs__g.sym = NULL;
-    }
+    recs__g.st = NULL;
     if (recs__g.w) {
         int rc;
         recs__fd_disown(recs__g.out_fd);
         recs__g.out_fd = -1;
-        rc = rec_writer_close(recs__g.w);
+        rc = ending ? rec_writer_finish(recs__g.w)
+                    : rec_writer_close(recs__g.w);
         if (rc < 0 && errno == EBADF)
             recs__warn("%s: the program closed or replaced the recording's "
                        "file descriptor; the recording ends at the last "
@@ -401,6 +403,15 @@ static void session_close(void)
         else if (rc < 0 && !atomic_load(&recs__write_errno))
             recs__write_failed(errno);
         recs__g.w = NULL;
+    }
+    if (ending) {
+        recs__g.sym = NULL;
+        return;
+    }
+    recs__stacks_free();
+    if (recs__g.sym) {
+        recs__symbols_destroy(recs__g.sym);
+        recs__g.sym = NULL;
     }
 }
 
@@ -499,13 +510,15 @@ static int start_config(const recs__config *cfg)
     if ((rc = rec_stream_open(recs__g.w, &recs__g.st)) < 0 ||
         (rc = recs__symbols_create(&recs__g.sym, recs__g.w)) < 0 ||
         (rc = recs__stacks_init()) < 0) {
-        session_close();
+        session_close(false);
         goto out_drain;
     }
     recs__symbols_scan(recs__g.sym);
     recs__uw_refresh();
     sem_destroy(&recs__g.wake);
     sem_init(&recs__g.wake, 0, 0);
+    sem_init(&finish_done, 0, 0);
+    atomic_store(&finish_req, 0);
 
     recs__emit_settings();
     recs__emit_process();
@@ -627,6 +640,35 @@ static void gave_up(const char *what)
                "flush", what);
 }
 
+/* Signal-safe. The end of the process, from any thread at any
+ * instruction (a handler that called _exit() may have interrupted a
+ * thread inside malloc or holding one of our locks): the sampler thread,
+ * which owns none of them, finishes the recording while this thread
+ * waits, at most RECS_STOP_WAIT_NS; nothing here allocates or locks.
+ * Returns false if there is no sampler thread to ask (or a stop is under
+ * way): the caller then stops on its own thread. */
+bool recs__finish_by_sampler(void)
+{
+    uint64_t deadline = recs__now_ns() + RECS_STOP_WAIT_NS;
+    struct timespec until = {
+        .tv_sec = (time_t)(deadline / 1000000000u),
+        .tv_nsec = (long)(deadline % 1000000000u) };
+    int err = errno, rc;
+
+    if (!atomic_load(&recs__g.running) || !recs__g.sampler_started ||
+        recs__g.pid != getpid() || atomic_load(&recs__g.quit))
+        return false;
+    atomic_store(&finish_req, 1);
+    sem_post(&recs__g.wake);
+    while ((rc = sem_clockwait(&finish_done, CLOCK_MONOTONIC, &until)) != 0 &&
+           errno == EINTR)
+        ;
+    if (rc == 0)
+        sem_post(&finish_done);     /* for another thread ending it too */
+    errno = err;
+    return true;
+}
+
 /* bounded: the exit, exec and fatal-signal paths. A lock held by a thread
  * that will never release it (interrupted by a handler that called exit(),
  * say) must not hang the process: after RECS_STOP_WAIT_NS in all, what
@@ -702,7 +744,7 @@ int recs__stop(bool from_sampler, bool bounded)
     emit_usage();
     recs__g.stats.timer_failures = atomic_load(&recs__g.timer_failures);
     recs__g.stats.threads = atomic_load(&recs__g.threads_seen);
-    session_close();
+    session_close(atomic_load(&finish_req) != 0);
     write_status();
     recs__xfsz_take(xf);
     pthread_mutex_unlock(&recs__g.drain_lock);

@@ -24,7 +24,7 @@ HAZARDS = tests/hazards/burn tests/hazards/forker tests/hazards/execer \
 	tests/hazards/jumper tests/hazards/exitdrain tests/hazards/earlymain \
 	tests/hazards/maskview tests/hazards/exiter tests/hazards/sigstack \
 	tests/hazards/closer tests/hazards/spawnenv tests/hazards/forkstack \
-	tests/hazards/sigreenter tests/hazards/stuck
+	tests/hazards/sigreenter tests/hazards/stuck tests/hazards/sigexit
 check_PROGRAMS += $(HAZARDS)
 # Strict ISO C: signal() is glibc's one-shot __sysv_signal there.
 tests_hazards_c11sig_CFLAGS = $(AM_CFLAGS) -std=c11

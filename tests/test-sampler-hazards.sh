@@ -246,6 +246,13 @@ for how in _exit _Exit exit_group abort segv; do
         '[ $rc = $want ] && [ $chk = 0 ] && [ "$(tot ends)" = 2 ] && [ "$(tot usage)" = 1 ] && all_thr stacked_ns' ||
         { diag "exit$how: rc=$rc chk=$chk"; diag_file "$T/exit$how.err"; grep -v "^func" "$T/exit$how.chk" | diag_file /dev/stdin 40; }
 done
+# _exit() from a SIGTERM handler that interrupted its thread inside the
+# allocator (holding its arena's lock): the recording is finished all the
+# same, both threads ended, nothing given up.
+run sigexit -- "$H/sigexit" 200
+check_eval "_exit from a handler inside malloc: status 3 (got $rc), recording finished, both threads ended" \
+    '[ $rc = 3 ] && [ $chk = 0 ] && [ "$(tot ends)" = 2 ] && [ "$(tot usage)" = 1 ] && ! grep -q "could not finish" "$T/sigexit.err"' ||
+    diag_file "$T/sigexit.err"
 # The same through a shell that ends with _exit (dash).
 run exitsh -- sh -c 'i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done; exit 3'
 check_eval "sh -c: status 3, recording finished, totals add up" \
