@@ -29,7 +29,7 @@ static exit_fn real__exit, real__Exit;
 static syscall_fn real_syscall;
 
 /* Resolved at load: _exit is called from vfork children and handlers. */
-__attribute__((constructor))
+RECS_RESOLVER
 static void exit_init(void)
 {
     real__exit = (exit_fn)dlsym(RTLD_NEXT, "_exit");
@@ -66,8 +66,8 @@ void _Exit(int status)
 }
 
 /* The variadic system call entry: six words are passed on whatever the
- * call (as glibc's own syscall() reads them). Signal-safe once resolved
- * (the constructor resolves it). */
+ * call (as glibc's own syscall() reads them). Signal-safe: resolved by
+ * a RECS_RESOLVER constructor. */
 #define SIX_ARGS(number, a)                          \
     do {                                             \
         va_list ap_;                                 \
@@ -81,8 +81,10 @@ static long call_real(long number, const long *a)
 {
     syscall_fn f = real_syscall;
 
-    if (!f && !(f = (syscall_fn)dlsym(RTLD_NEXT, "syscall")))
+    if (!f) {                          /* not resolved: no dlsym here */
+        errno = ENOSYS;
         return -1;
+    }
     return f(number, a[0], a[1], a[2], a[3], a[4], a[5]);
 }
 

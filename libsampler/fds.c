@@ -38,7 +38,7 @@ typedef void (*closefrom_fn)(int);
 static syscall_fn real_syscall_fn;
 static closefrom_fn real_closefrom_fn;
 
-__attribute__((constructor))
+RECS_RESOLVER
 static void resolve_fds(void)
 {
     real_syscall_fn = (syscall_fn)dlsym(RTLD_NEXT, "syscall");

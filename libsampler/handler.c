@@ -70,18 +70,15 @@ static _Atomic int fatal_ours[NFATAL];
 int recs__real_sigaction(int sig, const struct sigaction *act,
                          struct sigaction *old)
 {
-    if (!real_sigaction_fn) {
-        real_sigaction_fn = (sigaction_fn)dlsym(RTLD_NEXT, "sigaction");
-        if (!real_sigaction_fn) {
-            errno = ENOSYS;
-            return -1;
-        }
+    if (!real_sigaction_fn) {          /* not resolved: no dlsym here */
+        errno = ENOSYS;
+        return -1;
     }
     return real_sigaction_fn(sig, act, old);
 }
 
-/* Resolved at load: never first from a signal handler or a vfork child. */
-__attribute__((constructor))
+/* Resolved at load: never from a signal handler or a vfork child. */
+RECS_RESOLVER
 static void resolve_sigaction(void)
 {
     real_sigaction_fn = (sigaction_fn)dlsym(RTLD_NEXT, "sigaction");

@@ -329,6 +329,11 @@ static inline void recs__signal_rearm(recs__thread *t, const siginfo_t *si)
     }
 }
 
+/* The constructors that resolve libc's functions behind our interposers
+ * run before every other constructor of ours (priority 101): nothing can
+ * reach an unresolved one, and so dlsym, from a signal handler. */
+#define RECS_RESOLVER __attribute__((constructor(101)))
+
 /* sigmask.c. Our own mask changes bypass the interposed pthread_sigmask
  * (the program's view of its mask is kept there). */
 int  recs__real_sigmask(int how, const sigset_t *set, sigset_t *old);

@@ -312,7 +312,7 @@ static execve_fn real_execve, real_execvpe;
 static fexecve_fn real_fexecve;
 static execveat_fn real_execveat;
 
-__attribute__((constructor))
+RECS_RESOLVER
 static void resolve_exec(void)
 {
     real_execve = (execve_fn)next_sym("execve");

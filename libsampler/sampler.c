@@ -724,13 +724,15 @@ int recs__stop(bool from_sampler, bool bounded)
     }
     wait_pending();
     atomic_store(&recs__g.running, 0);
+    /* Handlers that saw running == 1 are still copying, and may re-arm
+     * their thread's perf event: let them finish before the events' fds
+     * are closed (a closed number may be reused by the program at once)
+     * and the queues are read for the last time. */
+    for (int i = 0; atomic_load(&recs__g.inflight) && i < 100000; i++)
+        sched_yield();
     for (recs__thread *t = recs__g.threads; t; t = t->next)
         recs__thread_disarm(t);
     pthread_mutex_unlock(&recs__g.reg_lock);
-    /* Handlers that saw running == 1 are still copying: let them finish
-     * before the queues are read for the last time. */
-    for (int i = 0; atomic_load(&recs__g.inflight) && i < 100000; i++)
-        sched_yield();
 
     if (!lock_until(&recs__g.drain_lock, bounded, deadline)) {
         gave_up("the writer is locked");

@@ -70,7 +70,7 @@ static epoll_pwait_fn real_epoll_pwait;
 static longjmp_fn real_siglongjmp, real_longjmp_chk;
 static epoll_pwait2_fn real_epoll_pwait2;
 
-__attribute__((constructor))
+RECS_RESOLVER
 static void sigmask_init(void)
 {
     real_psm = (sigmask_fn)dlsym(RTLD_NEXT, "pthread_sigmask");

@@ -29,7 +29,7 @@ typedef int (*sigtimedwait_fn)(const sigset_t *, siginfo_t *,
 static _Atomic(sigtimedwait_fn) real_stw;
 static _Atomic int signalfd_warned;
 
-/* Signal-safe once resolved (the constructor resolves it). The library's
+/* Signal-safe. The library's
  * own waits (a thread's exit, an exec) use this one, never the interposer
  * below, which would count our signals as lost a second time. */
 int recs__real_sigtimedwait(const sigset_t *set, siginfo_t *si,
@@ -37,18 +37,13 @@ int recs__real_sigtimedwait(const sigset_t *set, siginfo_t *si,
 {
     sigtimedwait_fn f = atomic_load(&real_stw);
 
-    if (!f) {
-        f = (sigtimedwait_fn)dlsym(RTLD_NEXT, "sigtimedwait");
-        if (f)
-            atomic_store(&real_stw, f);
-        else
-            return (int)syscall(SYS_rt_sigtimedwait, set, si, timeout,
-                                (size_t)(_NSIG / 8));
-    }
+    if (!f)                            /* not resolved: no dlsym here */
+        return (int)syscall(SYS_rt_sigtimedwait, set, si, timeout,
+                            (size_t)(_NSIG / 8));
     return f(set, si, timeout);
 }
 
-__attribute__((constructor))
+RECS_RESOLVER
 static void sigwait_init(void)
 {
     atomic_store(&real_stw, (sigtimedwait_fn)dlsym(RTLD_NEXT, "sigtimedwait"));

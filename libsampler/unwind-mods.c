@@ -429,10 +429,15 @@ void recs__uw_fork_child(void)
     pthread_mutex_unlock(&uw_lock);
 }
 
-/* Signal-safe. */
+/* Signal-safe. Sequentially consistent, as the handler's increment of
+ * recs__g.inflight before it and the swap and the reclaimer's load of
+ * inflight after it: in that single order either the handler sees the new
+ * set or the reclaimer sees the handler inside. An acquire load alone
+ * would not be ordered after the increment on every architecture, and a
+ * freed set could be walked. */
 const recs_uw_set *recs__uw_current(void)
 {
-    return atomic_load_explicit(&uw_set, memory_order_acquire);
+    return atomic_load(&uw_set);
 }
 
 /* Signal-safe. */
