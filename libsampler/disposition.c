@@ -9,9 +9,9 @@
  *
  * A program's handler whose sa_mask holds the sampling signal (a full set
  * is common) would block it while the handler runs: that CPU time would be
- * lost as "blocked". Such a handler is installed behind wrap_handler with
- * the sampling signal left out of the kernel's sa_mask; the wrapper makes
- * the program's view of its mask block it meanwhile (sigmask.c), as the
+ * lost as "blocked". Such a handler is installed behind wrap_handler,
+ * which unblocks the sampling signal as it begins; the wrapper makes the
+ * program's view of its mask block it meanwhile (sigmask.c), as the
  * kernel would have, and sigaction() reports the action as the program
  * set it. Every entry is async-signal-safe and re-entrant, as POSIX
  * makes sigaction(): a program's handler may call one while its thread is
@@ -57,12 +57,30 @@ static void wlock_drop(const sigset_t *old)
     recs__restore_mask(old);
 }
 
-/* Signal-safe. */
+/* The context a wrapped signal interrupted, while the wrapper takes the
+ * sampling signals that were pending at its delivery (handler.c walks
+ * from it). */
+__thread const void *recs__wrap_uc __attribute__((tls_model("initial-exec")));
+
+/* Signal-safe. Entered with the sampling signal blocked (the kernel's
+ * sa_mask): one pending when this signal was delivered (a CPU timer's
+ * expiry noticed at the same return to user space, as a runtime's
+ * preemption signal often is) stands for CPU time of the interrupted
+ * code, not of this wrapper; it is taken at the unblock below and walked
+ * from uc. Unblocked before the program's handler runs, whose CPU time is
+ * its own. */
 static void wrap_handler(int sig, siginfo_t *si, void *uc)
 {
     const wrapped *w = &wslot[sig][atomic_load(&wcur[sig])];
+    const void *outer = recs__wrap_uc;
     int view = recs__sigmask_hold();
+    sigset_t ours;
 
+    recs__wrap_uc = uc;
+    sigemptyset(&ours);
+    sigaddset(&ours, recs__g.signo);
+    recs__real_sigmask(SIG_UNBLOCK, &ours, NULL);
+    recs__wrap_uc = outer;
     if (w->siginfo)
         w->fn(sig, si, uc);
     else
@@ -79,7 +97,7 @@ static bool needs_wrap(int sig, const struct sigaction *act)
 }
 
 /* Signal-safe. libc's sigaction for a signal that is not the sampling
- * one, with the sampling signal kept out of a handler's kernel sa_mask. */
+ * one, a handler that blocks the sampling signal behind wrap_handler. */
 static int prog_sigaction(int sig, const struct sigaction *act,
                           struct sigaction *oldact)
 {
@@ -99,7 +117,7 @@ static int prog_sigaction(int sig, const struct sigaction *act,
             : (void (*)(int, siginfo_t *, void *))(void (*)(void))act->sa_handler;
         atomic_store(&wcur[sig], next);
         k = *act;
-        sigdelset(&k.sa_mask, recs__g.signo);
+        sigaddset(&k.sa_mask, recs__g.signo);     /* until wrap_handler */
         k.sa_flags |= SA_SIGINFO;
         k.sa_sigaction = wrap_handler;
         use = &k;

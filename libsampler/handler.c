@@ -288,7 +288,10 @@ static void on_signal(int sig, siginfo_t *si, void *ucv)
         recs__thread_add_lost(t, RECS_LOST_FULL, 1, period);
         goto out;
     }
-    fill_request(t, r, si, (const ucontext_t *)ucv, period);
+    /* Taken as a wrapped handler began (disposition.c): the CPU time is
+     * the code's that signal interrupted. */
+    fill_request(t, r, si, (const ucontext_t *)(recs__wrap_uc ? recs__wrap_uc
+                                                              : ucv), period);
     recs__queue_commit(&t->q);
     /* Half full: wake the sampler thread before its timeout (sem_post is
      * async-signal-safe; a futex wake only when it sleeps). Queues are

@@ -334,6 +334,11 @@ static inline void recs__signal_rearm(recs__thread *t, const siginfo_t *si)
  * reach an unresolved one, and so dlsym, from a signal handler. */
 #define RECS_RESOLVER __attribute__((constructor(101)))
 
+/* disposition.c: the context a wrapped handler's signal interrupted,
+ * while the wrapper takes the sampling signals pending at its entry. */
+extern __thread const void *recs__wrap_uc
+    __attribute__((tls_model("initial-exec")));
+
 /* sigmask.c. Our own mask changes bypass the interposed pthread_sigmask
  * (the program's view of its mask is kept there). */
 int  recs__real_sigmask(int how, const sigset_t *set, sigset_t *old);
