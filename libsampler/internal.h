@@ -83,6 +83,11 @@
 #ifndef RECS_BUSY_NS
 #define RECS_BUSY_NS         10000000ull
 #endif
+/* With the default cadence, each wake-up in a row that finds nothing
+ * doubles the nap, up to RECS_IDLE_MAX_NS: an idle process costs about one
+ * wake-up a second. The first sample, or a thread's exit, wakes the
+ * sampler thread at once (recs__g.idle_nap). */
+#define RECS_IDLE_MAX_NS     1000000000ull
 #define RECS_REEVAL_NS       100000000ull    /* rate re-evaluation */
 #define RECS_THREAD_BYTES    (64u << 10)     /* per-thread memory budget */
 #define RECS_STOP_WAIT_NS    2000000000ull   /* bounded stop: exit, exec */

@@ -282,6 +282,7 @@ static uint64_t own_cpu_ns(void)
 static void *sampler_main(void *arg)
 {
     bool busy = recs__g.cfg.flush_auto;   /* the start is busy */
+    unsigned idle = 0;                    /* wake-ups in a row with nothing */
 
     (void)arg;
     while (!atomic_load(&recs__g.quit)) {
@@ -293,6 +294,8 @@ static void *sampler_main(void *arg)
                        recs__g.cfg.flush_ns : RECS_DRAIN_MAX_NS;
         if (busy)
             nap = RECS_BUSY_NS;
+        else if (recs__g.cfg.flush_auto && idle)
+            nap = nap << idle < RECS_IDLE_MAX_NS ? nap << idle : RECS_IDLE_MAX_NS;
         atomic_store(&recs__g.idle_nap, recs__g.cfg.flush_auto && !busy);
 
         clock_gettime(CLOCK_MONOTONIC, &until);
@@ -338,6 +341,7 @@ static void *sampler_main(void *arg)
         news = recs__drain_locked(false);
         recs__untracked_poll();
         busy = recs__g.cfg.flush_auto && news;
+        idle = news ? 0 : idle < 4 ? idle + 1 : idle;
         if (recs__g.w && (busy ||
                           now - recs__g.last_flush_ns >= recs__g.cfg.flush_ns)) {
             recs__g.last_flush_ns = now;

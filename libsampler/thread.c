@@ -504,8 +504,10 @@ void recs__thread_exit(void)
             t->name[0] = '\0';
         t->next = recs__g.dead;
         recs__g.dead = t;
-        /* Exited threads keep their queues until the drain frees them. */
-        if (++recs__g.ndead == RECS_DEAD_WAKE)
+        /* Exited threads keep their queues until the drain frees them;
+         * an idle sampler thread learns of the first at once. */
+        if (++recs__g.ndead == RECS_DEAD_WAKE ||
+            (atomic_load(&recs__g.idle_nap) && atomic_exchange(&recs__g.idle_nap, 0)))
             sem_post(&recs__g.wake);
     }
     pthread_mutex_unlock(&recs__g.reg_lock);
