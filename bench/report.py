@@ -30,6 +30,7 @@ TITLES = {
     "exits": "Exits without exit(), SIGKILL, flush cost (`bench/sampler-exits.sh`)",
     "short": "Short, time-sliced threads (`bench/sampler-short.sh`)",
     "blocked": "Threads that block every signal (`bench/sampler-blocked.sh`)",
+    "guest": "Host safety: hazard outcomes per engine, idle cost (`bench/sampler-guest.sh`)",
     "stream": "Live streaming: latency, follower cost, kills (`bench/stream.sh`)",
     "export": "Export formats (`bench/export.sh`)",
 }

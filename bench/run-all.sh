@@ -10,8 +10,8 @@
 #           tool. About 10-15 minutes on an idle 2-core machine; the full
 #           mode takes about 40.
 # --only    a comma-separated subset of accuracy,cost,memory,stacks,
-#           selfcost,peers,rec,unwind,engine,exits,short,blocked,stream,
-#           export (default: all)
+#           selfcost,peers,rec,unwind,engine,exits,short,blocked,guest,
+#           stream,export (default: all)
 # --out     where RESULTS.md and plots/ go (default: bench/ of this tree)
 #
 # Each script's human output is kept in a log directory (printed at the
@@ -29,7 +29,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 export REC_BUILD=${REC_BUILD:-$top/_build}
 export BENCH_RUNS=${BENCH_RUNS:-5}
 quick=0 out=$top/bench
-only=accuracy,cost,memory,stacks,selfcost,peers,rec,unwind,engine,exits,short,blocked,stream,export
+only=accuracy,cost,memory,stacks,selfcost,peers,rec,unwind,engine,exits,short,blocked,guest,stream,export
 while [ $# -gt 0 ]; do
     case $1 in
     --quick) quick=1; shift ;;
@@ -63,11 +63,11 @@ if [ $quick = 1 ]; then
     peers=(2 300)
     selfcost=("0.1 0.25")
     recev=200000 big=100000000 jfrev=100000
-    uw=(--seconds 0.3) eng=(0.25 32 20) short=500 xpev=200000
+    uw=(--seconds 0.3) eng=(0.25 32 20) short=500 xpev=200000 guest=10
 else
     acc=() cost=() mem=() stk=() peers=() selfcost=("0.25 1")
     recev=1000000 big=1000000000 jfrev=1000000
-    uw=() eng=() short=2000 xpev=1000000
+    uw=() eng=() short=2000 xpev=1000000 guest=50
 fi
 # rec and perf at the same periods, so that each period is one figure
 cost+=(--rates "10ms 5ms 2ms 1ms 500us 200us"
@@ -103,6 +103,7 @@ run engine "$b/engine.sh" "${eng[@]}"
 run exits "$b/sampler-exits.sh" "$REC_BUILD" "$BENCH_RUNS"
 run short env SHORT_THREADS=$short "$b/sampler-short.sh" "$REC_BUILD" "$BENCH_RUNS"
 run blocked "$b/sampler-blocked.sh" "$REC_BUILD" "$BENCH_RUNS"
+run guest "$b/sampler-guest.sh" "$REC_BUILD" "$guest"
 run stream "$b/stream.sh"
 run export "$b/export.sh" "$xpev"
 finished=$(date -u +%FT%TZ)

@@ -1,0 +1,95 @@
+#!/bin/bash
+# bench/sampler-guest.sh - what the program it records may do to rec, and
+# what rec costs an idle program: the outcome of each host-safety hazard
+# over RUNS runs per engine, and the sampler thread's CPU time while the
+# program sleeps.
+#
+#   sampler-guest.sh [BUILD [RUNS]]     (BUILD: a build tree, default _build)
+#
+# Hazards (tests/hazards/, each under the preloaded sampler as rec-start
+# runs it; a run counts as held when every condition holds):
+#   reenter     sigaction() from a handler that interrupted its thread
+#               inside sigaction(): status 0 (no deadlock), totals add up
+#   _exit       _exit() from a SIGTERM handler that interrupted its thread
+#               inside malloc: status 3, recording finished with both
+#               threads ended, nothing given up
+#   stuck-exec  exec with the sampler thread stopped for good, 10 ms and
+#               1 ms periods: the new image keeps its status 5 (no SIGPROF
+#               left behind)
+#   forkstack   a followed fork child of a threaded process: status 0 (its
+#               sampler thread runs clean)
+#   statuspipe  the status pipe's reader gone: the program's status 0 (no
+#               SIGPIPE of rec's)
+# Idle: `sleep 10` under rec-start, the sampler thread's CPU time (its
+# start included) from the recording's ProcessUsage, median of 5.
+set -u
+B=$(cd "${1:-_build}" && pwd)
+RUNS=${2:-50}
+LIB=$B/libsampler/.libs/libsampler.so
+H=$B/tests/hazards
+CHECK=$B/tests/sampler-check
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+make -s -C "$B" tests/sampler-check tests/hazards/sigreenter tests/hazards/sigexit \
+    tests/hazards/stuck tests/hazards/forkstack tests/hazards/burn >/dev/null || exit 1
+export LD_LIBRARY_PATH=$B/librecord/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+median() { sort -g | awk '{ v[NR] = $1 } END { print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+echo "# $(date -u +%FT%TZ) $(uname -r) $(nproc) cpus runs=$RUNS load: $(cut -d' ' -f1-3 /proc/loadavg)"
+
+# under ENGINE [VAR=VALUE...] -- PROGRAM ARGS: as rec-start runs it; rc.
+under() {
+    local envs=()
+    while [ "$1" != "--" ]; do envs+=("$1"); shift; done
+    shift
+    rm -f "$tmp"/r.rec*
+    # shellcheck disable=SC2016  # expanded by the inner shell
+    timeout -s KILL 60 env REC_OUTPUT="$tmp/r.rec" "${envs[@]}" \
+        sh -c 'REC_ROOT_PID=$$ LD_PRELOAD="$0" exec "$@"' "$LIB" "$@" \
+        >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+}
+chk() { "$CHECK" --accounting 1000000 "$tmp/r.rec" >"$tmp/chk" 2>&1; }
+
+printf '%-7s %-16s %s\n' engine hazard held
+for e in timer perf; do
+    declare -A held=([reenter]=0 [_exit]=0 [stuck-exec-10ms]=0 [stuck-exec-1ms]=0
+                     [forkstack]=0 [statuspipe]=0)
+    for _ in $(seq "$RUNS"); do
+        under REC_ENGINE=$e -- "$H/sigreenter" 1000
+        [ $rc = 0 ] && chk && held[reenter]=$((held[reenter] + 1))
+        under REC_ENGINE=$e -- "$H/sigexit" 200
+        [ $rc = 3 ] && chk && grep -q " ends=2 .* usage=1 " "$tmp/chk" &&
+            ! grep -q "could not finish" "$tmp/err" && held[_exit]=$((held[_exit] + 1))
+        for p in 10ms 1ms; do
+            under REC_ENGINE=$e REC_THROTTLE=$p -- "$H/stuck" exec
+            [ $rc = 5 ] && held[stuck-exec-$p]=$((held[stuck-exec-$p] + 1))
+        done
+        under REC_ENGINE=$e REC_FOLLOW_CHILDREN=1 -- "$H/forkstack"
+        [ $rc = 0 ] && held[forkstack]=$((held[forkstack] + 1))
+        rm -f "$tmp/st.rc" "$tmp/st.rec"
+        {
+            exec 9>&1
+            id=$(stat -L -c %d:%i /proc/self/fd/9)
+            sleep 0.2
+            env REC_OUTPUT="$tmp/st.rec" REC_ENGINE=$e REC_STATUS_FD="9:$id" \
+                LD_PRELOAD="$LIB" "$H/burn" 1 50 >/dev/null 2>&1
+            echo $? >"$tmp/st.rc"
+        } | true
+        [ "$(cat "$tmp/st.rc")" = 0 ] && held[statuspipe]=$((held[statuspipe] + 1))
+    done
+    for k in reenter _exit stuck-exec-10ms stuck-exec-1ms forkstack statuspipe; do
+        printf '%-7s %-16s %d/%d\n' "$e" "$k" "${held[$k]}" "$RUNS"
+    done
+    unset held
+done
+
+: >"$tmp/idle"
+for _ in 1 2 3 4 5; do
+    "$B/tools/rec-start" -q -o "$tmp/idle.rec" --force -- sleep 10 >/dev/null 2>&1
+    "$B/tools/rec-dump" --ndjson --events ProcessUsage "$tmp/idle.rec" 2>/dev/null |
+        sed -n 's/.*"samplerCpuTime": *\([0-9]*\).*/\1/p' >>"$tmp/idle"
+done
+idle=$(median <"$tmp/idle")
+echo "idle: sleep 10, the sampler thread's CPU: $(awk -v n="$idle" 'BEGIN { printf "%.2f ms (%.3f ms per wall second)", n / 1e6, n / 1e7 }')"
+echo "# load after: $(cut -d' ' -f1-3 /proc/loadavg)"
