@@ -2,24 +2,31 @@
  * libsampler/internal.h - state shared by the sampler's files. Nothing here
  * is exported (libsampler.map); internal functions are recs__*.
  *
- * Signal context (code a timer signal may run; tagged "Signal-safe."):
+ * Signal context (code a timer signal, or a program's handler calling an
+ * async-signal-safe function, may run; tagged "Signal-safe."):
  *   handler.c   the handler, the forwarding of the program's signals,
  *               the fatal-signal path
  *   fpwalk.c    the bounds-checked frame-pointer walk
+ *   unwind-walk.c  the CFI walk over the current unwind set
+ *               (unwind-mods.c publishes it)
  *   queue.h     the per-thread request queue and its tri-state lock
  *   sigwait.c   sigwait/sigtimedwait/signalfd: our signals kept from the
  *               program's waits
  *   sigmask.c   the program's signal mask: the sampling signal kept open,
  *               the program's view of its mask kept per thread (waits
  *               with a mask, the long jumps)
- *   exit.c      _exit, _Exit, exit_group: the recording finished first
+ *   disposition.c  sigaction & co.: the dispositions the program sets and
+ *               sees for the signals rec uses; the wrapper of handlers
+ *               whose sa_mask holds the sampling signal
+ *   exit.c      _exit, _Exit, exit_group: the sampler thread finishes the
+ *               recording while the exiting thread waits
+ *               (recs__finish_by_sampler in sampler.c)
+ *   status.c    recs__write_quiet: writes that never raise SIGPIPE
  * Threads and sessions:
  *   thread.c    per-thread state, registration, armings, teardown
  *   engine.c, engine-timer.c, engine-perf.c   the signal's source per
  *               thread: a CPU-time timer or a perf_event (engine.h)
  *   preload.c   LD_PRELOAD entry: constructor, pthread_create, fork, exec
- *   disposition.c  sigaction & co.: the dispositions the program sets and
- *               sees for the signals rec uses
  *   sampler.c   start/stop of a recording, the sampler thread, REC_* options
  *   throttle.c  the period grammar ("10ms", "500/s") and the rate rule
  *   recenv.h    the REC_* environment shared with rec-start
