@@ -138,6 +138,7 @@ cat > "$tmp/selfcost-handler.c" <<'EOF'
 #include <time.h>
 #include <unistd.h>
 #include <sys/syscall.h>
+#include "hazard.h"           /* hz_sampler_tid */
 #include <sys/timerfd.h>
 #include <rec/sampler.h>
 
@@ -164,22 +165,8 @@ static void on_usr2(int s) { (void)s; nusr++; }
 
 static clockid_t sampler_clock(void)
 {
-    DIR *d = opendir("/proc/self/task");
-    struct dirent *e;
-    clockid_t c = 0;
-    while (d && (e = readdir(d))) {
-        char p[300], name[32] = "";
-        FILE *f;
-        snprintf(p, sizeof p, "/proc/self/task/%s/comm", e->d_name);
-        if ((f = fopen(p, "r"))) {
-            if (fgets(name, sizeof name, f) && !strncmp(name, "rec-sampler", 11))
-                c = (clockid_t)((~(unsigned)atoi(e->d_name) << 3) | 6);
-            fclose(f);
-        }
-    }
-    if (d)
-        closedir(d);
-    return c;
+    pid_t tid = hz_sampler_tid();
+    return tid ? (clockid_t)((~(unsigned)tid << 3) | 6) : 0;
 }
 
 /* CPU ns of work(n) with a timer sending sig (0: none) at rate/s. */
@@ -316,7 +303,7 @@ sla=$(ls "$B"/libsampler/libsampler.la "$B"/libsampler/librecsampler.la 2>/dev/n
 libs=$(sed -n "s/^dependency_libs='\(.*\)'/\1/p" "$sla" "$B/librecord/librecord.la" |
        tr ' ' '\n' | sed -n 's|^\(.*\)/\([^/]*\)\.la$|\1/.libs/\2.a|p; /^-l/p' | awk '!seen[$0]++')
 # shellcheck disable=SC2086 # $libs: one word per library
-if [ -n "$sla" ] && ${CC:-cc} -O2 -g -pthread -I"$S/libsampler" -I"$B/librecord" -I"$S/librecord" \
+if [ -n "$sla" ] && ${CC:-cc} -O2 -g -pthread -I"$S/libsampler" -I"$B/librecord" -I"$S/librecord" -I"$S/tests/hazards" \
         -o "$tmp/selfcost-handler" "$tmp/selfcost-handler.c" \
         "$(dirname "$sla")/.libs/$(basename "$sla" .la).a" "$B/librecord/.libs/librecord.a" $libs; then
     "$tmp/selfcost-handler" "$tmp/h.rec" 20000 15 2>"$tmp/h.err" | tee "$tmp/h"

@@ -3,8 +3,12 @@
  * tests compare it) and report through their exit status. */
 #ifndef REC_HAZARD_H
 #define REC_HAZARD_H
+#include <dirent.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
 #include <time.h>
 
 static volatile uint64_t hz_sink;
@@ -35,6 +39,28 @@ __attribute__((noinline, unused)) static void hz_burn_ms(double ms)
     while (hz_thread_cpu_ns() < until)
         hz_work(20000);
     __asm__ volatile("" ::: "memory");
+}
+
+/* The sampler thread's id (named "rec-sampler"), 0 if there is none. */
+__attribute__((unused)) static pid_t hz_sampler_tid(void)
+{
+    DIR *d = opendir("/proc/self/task");
+    struct dirent *e;
+    pid_t tid = 0;
+
+    while (d && (e = readdir(d))) {
+        char path[300], comm[32] = "";
+        FILE *f;
+        snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
+        if (e->d_name[0] == '.' || !(f = fopen(path, "re")))
+            continue;
+        if (fgets(comm, sizeof comm, f) && !strncmp(comm, "rec-sampler", 11))
+            tid = (pid_t)atoi(e->d_name);
+        fclose(f);
+    }
+    if (d)
+        closedir(d);
+    return tid;
 }
 
 static inline double hz_arg(int argc, char **argv, int i, double dflt)

@@ -10,7 +10,6 @@
  * Exit 77 if no sampler thread was found or it could not be stopped
  * (ptrace refused). */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -20,32 +19,11 @@
 #include <unistd.h>
 #include "hazard.h"
 
-static pid_t sampler_tid(void)
-{
-    DIR *d = opendir("/proc/self/task");
-    struct dirent *e;
-    pid_t tid = 0;
-
-    while (d && (e = readdir(d))) {
-        char path[300], comm[32] = "";
-        FILE *f;
-        snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
-        if (e->d_name[0] == '.' || !(f = fopen(path, "re")))
-            continue;
-        if (fgets(comm, sizeof comm, f) && !strncmp(comm, "rec-sampler", 11))
-            tid = (pid_t)atoi(e->d_name);
-        fclose(f);
-    }
-    if (d)
-        closedir(d);
-    return tid;
-}
-
 /* A child traces the sampler thread alone and keeps it stopped until it
  * dies (with the process, or at the exec). Returns 0 once it is stopped. */
 static int stop_sampler(void)
 {
-    pid_t tid = sampler_tid(), pid;
+    pid_t tid = hz_sampler_tid(), pid;
     int fds[2], st;
     char ok = 0;
 
