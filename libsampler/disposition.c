@@ -154,6 +154,7 @@ static int prog_sigaction(int sig, const struct sigaction *act,
 /* Interposed: the program's view of the signals rec uses. */
 int sigaction(int sig, const struct sigaction *act, struct sigaction *oldact)
 {
+    recs__sigaction_early();
     if (sig > 0 && sig == recs__g.signo) {
         recs__prog_store(act, oldact, NULL);
         if (act) {

@@ -47,8 +47,18 @@ void recs__exit_finish(void)
         recs__stop(false, true);
 }
 
+/* The interposed entries alone, called before our constructors ran (by
+ * another library's), resolve what they need then: never a handler of
+ * ours, which does not exist yet. */
+static void resolve_early(void)
+{
+    if (!real_syscall)
+        exit_init();
+}
+
 void _exit(int status)
 {
+    resolve_early();
     recs__exit_finish();
     if (real__exit)
         real__exit(status);
@@ -58,6 +68,7 @@ void _exit(int status)
 
 void _Exit(int status)
 {
+    resolve_early();
     recs__exit_finish();
     if (real__Exit)
         real__Exit(status);
@@ -103,6 +114,7 @@ RECS_NO_SANITIZE long syscall(long number, ...)
     long a[6];
 
     SIX_ARGS(number, a);
+    resolve_early();
     if (number == SYS_exit_group)
         recs__exit_finish();
     if (number == SYS_close_range) {    /* the sampler's fds stay open */

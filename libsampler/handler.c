@@ -77,11 +77,21 @@ int recs__real_sigaction(int sig, const struct sigaction *act,
     return real_sigaction_fn(sig, act, old);
 }
 
-/* Resolved at load: never from a signal handler or a vfork child. */
+/* Resolved at load, before any handler of ours exists: never from a
+ * signal handler or a vfork child. */
 RECS_RESOLVER
 static void resolve_sigaction(void)
 {
     real_sigaction_fn = (sigaction_fn)dlsym(RTLD_NEXT, "sigaction");
+}
+
+/* For the interposed sigaction() alone, called by another library's
+ * constructor before ours ran (a sanitizer's runtime installs its
+ * handlers so), in ordinary context. */
+void recs__sigaction_early(void)
+{
+    if (!real_sigaction_fn)
+        resolve_sigaction();
 }
 
 bool recs__is_handler(const struct sigaction *sa)

@@ -376,6 +376,7 @@ long recs__real_syscall(long number, ...);
 int  recs__real_sigaction(int sig, const struct sigaction *act,
                           struct sigaction *old);     /* libc's */
 bool recs__is_handler(const struct sigaction *sa);     /* not DFL/IGN */
+void recs__sigaction_early(void);      /* before our constructors */
 /* Signal-safe. Replace the program's action for the sampling signal. */
 void recs__prog_store(const struct sigaction *act, struct sigaction *old,
                       sighandler_t expect);
