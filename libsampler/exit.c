@@ -43,7 +43,7 @@ static void exit_init(void)
 void recs__exit_finish(void)
 {
     if (atomic_load(&recs__g.running) && recs__g.pid == getpid() &&
-        !recs__finish_by_sampler())
+        recs__finish_by_sampler() < 0)
         recs__stop(false, true);
 }
 

@@ -394,7 +394,8 @@ void recs__chunk_modules(void);
 /* sampler.c */
 int  recs__start_config(const recs__config *cfg);
 int  recs__stop(bool from_sampler, bool bounded);
-bool recs__finish_by_sampler(void);                /* Signal-safe. */
+int  recs__finish_by_sampler(void);                /* Signal-safe. */
+void recs__session_reclaim(void);
 void recs__config_free(recs__config *cfg);
 int  recs__config_from_env(recs__config *cfg, char *err, size_t errlen);
 uint64_t recs__now_ns(void);
@@ -426,6 +427,7 @@ int  recs__parse_fd_id(const char *v, int *fd, dev_t *dev, ino_t *ino);
 
 /* status.c */
 void recs__warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void recs__warn_safe(const char *msg);                    /* Signal-safe. */
 extern _Atomic int recs__write_errno;
 void recs__status_send(const char *fmt, ...)
     __attribute__((format(printf, 1, 2)));

@@ -386,7 +386,10 @@ static char **env_for_exec(char *const envp[])
 }
 
 /* The recording is finished before the image is replaced; if the exec
- * fails, a new recording is appended and sampling goes on. */
+ * fails, a new recording is appended and sampling goes on. exec_stop:
+ * recs__finish_by_sampler's answer (-1: stopped on this thread). */
+static int exec_stop;
+
 static void before_exec(void)
 {
     recs__thread *self = recs__self;
@@ -403,7 +406,11 @@ static void before_exec(void)
      * time in between is counted undelivered. */
     if (self && self->has_timer && recs__g.pid == getpid())
         recs__engine_pause(self);
-    recs__stop(false, true);
+    /* By the sampler thread, as an exit: daemons exec from their signal
+     * handlers (a re-exec on SIGHUP), maybe inside malloc. */
+    exec_stop = recs__finish_by_sampler();
+    if (exec_stop < 0)
+        recs__stop(false, true);
     if (recs__g.status_fd >= 0)
         fcntl(recs__g.status_fd, F_SETFD, 0);
     /* Ours, pending meanwhile, are dropped (the session is closed: their
@@ -430,6 +437,14 @@ static void after_failed_exec(void)
 
     if (recs__g.status_fd >= 0)
         fcntl(recs__g.status_fd, F_SETFD, FD_CLOEXEC);
+    /* A sampler thread that did not finish in time may still be in the
+     * stop, using what it would leave: the process goes on unrecorded. */
+    if (exec_stop == 0) {
+        errno = err;
+        return;
+    }
+    if (exec_stop > 0)
+        recs__session_reclaim();
     if (cfg.output) {
         cfg.append = true;
         cfg.overwrite = false;

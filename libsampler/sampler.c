@@ -389,6 +389,11 @@ static int start_sampler_thread(void)
  * inside the allocator: the file is finished first, and nothing is freed
  * (a free() of memory another thread allocated can wait for that
  * thread's arena lock). */
+/* What an ending stop left unfreed, for recs__session_reclaim. */
+static rec_writer *retired_w;
+static struct recs__symbols *retired_sym;
+static bool retired_stacks;
+
 static void session_close(bool ending)
 {
     if (recs__g.st && !ending)
@@ -406,9 +411,13 @@ static void session_close(bool ending)
                        "write before that", recs__g.cfg.output);
         else if (rc < 0 && !atomic_load(&recs__write_errno))
             recs__write_failed(errno);
+        if (ending)
+            retired_w = recs__g.w;
         recs__g.w = NULL;
     }
     if (ending) {
+        retired_sym = recs__g.sym;
+        retired_stacks = true;
         recs__g.sym = NULL;
         return;
     }
@@ -416,6 +425,25 @@ static void session_close(bool ending)
     if (recs__g.sym) {
         recs__symbols_destroy(recs__g.sym);
         recs__g.sym = NULL;
+    }
+}
+
+/* The process goes on after an ending stop (its exec failed): free what
+ * that stop left, before a new session starts (its stack cache must not
+ * hold the old writer's ids). Only once the stop is over. */
+void recs__session_reclaim(void)
+{
+    if (retired_w) {
+        rec_writer_close(retired_w);      /* finished: frees only */
+        retired_w = NULL;
+    }
+    if (retired_sym) {
+        recs__symbols_destroy(retired_sym);
+        retired_sym = NULL;
+    }
+    if (retired_stacks) {
+        recs__stacks_free();
+        retired_stacks = false;
     }
 }
 
@@ -644,14 +672,15 @@ static void gave_up(const char *what)
                "flush", what);
 }
 
-/* Signal-safe. The end of the process, from any thread at any
- * instruction (a handler that called _exit() may have interrupted a
- * thread inside malloc or holding one of our locks): the sampler thread,
- * which owns none of them, finishes the recording while this thread
- * waits, at most RECS_STOP_WAIT_NS; nothing here allocates or locks.
- * Returns false if there is no sampler thread to ask (or a stop is under
- * way): the caller then stops on its own thread. */
-bool recs__finish_by_sampler(void)
+/* Signal-safe. The end of the process (or of its image: an exec), from
+ * any thread at any instruction (a handler that called _exit() may have
+ * interrupted a thread inside malloc or holding one of our locks): the
+ * sampler thread, which owns none of them, finishes the recording while
+ * this thread waits, at most RECS_STOP_WAIT_NS; nothing here allocates or
+ * locks. Returns 1 when the recording is finished, 0 when the wait gave
+ * up, -1 if there is no sampler thread to ask (or a stop is under way):
+ * the caller then stops on its own thread. */
+int recs__finish_by_sampler(void)
 {
     uint64_t deadline = recs__now_ns() + RECS_STOP_WAIT_NS;
     struct timespec until = {
@@ -661,7 +690,7 @@ bool recs__finish_by_sampler(void)
 
     if (!atomic_load(&recs__g.running) || !recs__g.sampler_started ||
         recs__g.pid != getpid() || atomic_load(&recs__g.quit))
-        return false;
+        return -1;
     atomic_store(&finish_req, 1);
     sem_post(&recs__g.wake);
     while ((rc = sem_clockwait(&finish_done, CLOCK_MONOTONIC, &until)) != 0 &&
@@ -669,8 +698,11 @@ bool recs__finish_by_sampler(void)
         ;
     if (rc == 0)
         sem_post(&finish_done);     /* for another thread ending it too */
+    else
+        recs__warn_safe("could not finish the recording (the sampler "
+                        "thread is stuck); it ends at its last flush");
     errno = err;
-    return true;
+    return rc == 0;
 }
 
 /* bounded: the exit, exec and fatal-signal paths. A lock held by a thread

@@ -120,6 +120,31 @@ void recs__xfsz_take(bool was_pending)
         ;
 }
 
+/* Signal-safe. recs__warn for a fixed message, from any context: no
+ * formatting but the pid's digits. */
+void recs__warn_safe(const char *msg)
+{
+    char buf[512], digits[16];
+    const char *who = recs__g.preloaded ? "rec-start: sampler (pid "
+                                        : "libsampler (pid ";
+    size_t n = 0, k = 0;
+    unsigned pid = (unsigned)getpid();
+
+    do
+        digits[k++] = (char)('0' + pid % 10);
+    while ((pid /= 10) && k < sizeof digits);
+    for (const char *p = who; *p && n < sizeof buf - 1; p++)
+        buf[n++] = *p;
+    while (k && n < sizeof buf - 1)
+        buf[n++] = digits[--k];
+    for (const char *p = "): "; *p && n < sizeof buf - 1; p++)
+        buf[n++] = *p;
+    for (const char *p = msg; *p && n < sizeof buf - 1; p++)
+        buf[n++] = *p;
+    buf[n++] = '\n';
+    recs__write_quiet(STDERR_FILENO, buf, n);
+}
+
 /* Our lines land in the middle of the program's stderr: they say who
  * writes them (rec-start's sampler, or libsampler linked by the program)
  * and in which process, and are exactly one line each, written at once,

@@ -253,6 +253,12 @@ run sigexit -- "$H/sigexit" 200
 check_eval "_exit from a handler inside malloc: status 3 (got $rc), recording finished, both threads ended" \
     '[ $rc = 3 ] && [ $chk = 0 ] && [ "$(tot ends)" = 2 ] && [ "$(tot usage)" = 1 ] && ! grep -q "could not finish" "$T/sigexit.err"' ||
     diag_file "$T/sigexit.err"
+# The same handler re-executing the program (a daemon's re-exec on
+# SIGHUP): the first image's recording finished, the new image appends.
+run sigexec -- "$H/sigexit" 200 exec
+check_eval "exec from a handler inside malloc: status 5 (got $rc), both recordings finished" \
+    '[ $rc = 5 ] && [ $chk = 0 ] && [ "$(tot processinfo)" = 2 ] && [ "$(tot usage)" = 2 ] && ! grep -q "could not finish" "$T/sigexec.err"' ||
+    diag_file "$T/sigexec.err"
 # The same through a shell that ends with _exit (dash).
 run exitsh -- sh -c 'i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done; exit 3'
 check_eval "sh -c: status 3, recording finished, totals add up" \

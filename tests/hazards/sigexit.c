@@ -1,8 +1,9 @@
-/* sigexit [MS]: the main thread allocates and frees in a loop (it is
- * nearly always inside malloc or free, holding its arena's lock) while
+/* sigexit [MS [exec]]: the main thread allocates and frees in a loop (it
+ * is nearly always inside malloc or free, holding its arena's lock) while
  * another thread burns CPU; after MS ms (200) of the main thread's CPU
- * time a SIGTERM interrupts it, and its handler calls _exit(3), as a
- * daemon's would. The recording must be finished all the same, with no
+ * time a SIGTERM interrupts it, and its handler, as a daemon's would,
+ * calls _exit(3), or with "exec" re-executes the program ("child": burns
+ * 100 ms, exits 5). The recording must be finished all the same, with no
  * wait on a lock the interrupted thread holds. */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -14,9 +15,14 @@
 #include <unistd.h>
 #include "hazard.h"
 
+static char *self_exe[] = { (char *)"sigexit", (char *)"child", NULL };
+static int reexec;
+
 static void on_term(int sig)
 {
     (void)sig;
+    if (reexec)
+        execv("/proc/self/exe", self_exe);
     _exit(3);
 }
 
@@ -55,6 +61,11 @@ int main(int argc, char **argv)
     unsigned i = 0;
     pthread_t t;
 
+    if (argc > 1 && !strcmp(argv[1], "child")) {
+        hz_burn_ms(100);
+        return 5;
+    }
+    reexec = argc > 2 && !strcmp(argv[2], "exec");
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_term;
     sigaction(SIGTERM, &sa, NULL);
