@@ -13,6 +13,8 @@
 #   _exit       _exit() from a SIGTERM handler that interrupted its thread
 #               inside malloc: status 3, recording finished with both
 #               threads ended, nothing given up
+#   exec        the same handler re-executing the program: status 5, both
+#               images' recordings finished
 #   stuck-exec  exec with the sampler thread stopped for good, 10 ms and
 #               1 ms periods: the new image keeps its status 5 (no SIGPROF
 #               left behind)
@@ -22,6 +24,10 @@
 #               SIGPIPE of rec's)
 # Idle: `sleep 10` under rec-start, the sampler thread's CPU time (its
 # start included) from the recording's ProcessUsage, median of 5.
+# Start: CPU time per process start (perf stat task-clock over 20 runs,
+# children included, rec-start's own counted once) of /bin/true and
+# python3 -c pass, with and without rec-start; and a C build of 10 files,
+# make -j2, against rec-start -c make -j2 (wall time, median of 5).
 set -u
 B=$(cd "${1:-_build}" && pwd)
 RUNS=${2:-50}
@@ -53,14 +59,17 @@ chk() { "$CHECK" --accounting 1000000 "$tmp/r.rec" >"$tmp/chk" 2>&1; }
 
 printf '%-7s %-16s %s\n' engine hazard held
 for e in timer perf; do
-    declare -A held=([reenter]=0 [_exit]=0 [stuck-exec-10ms]=0 [stuck-exec-1ms]=0
-                     [forkstack]=0 [statuspipe]=0)
+    declare -A held=([reenter]=0 [_exit]=0 [exec]=0 [stuck-exec-10ms]=0
+                     [stuck-exec-1ms]=0 [forkstack]=0 [statuspipe]=0)
     for _ in $(seq "$RUNS"); do
         under REC_ENGINE=$e -- "$H/sigreenter" 1000
         [ $rc = 0 ] && chk && held[reenter]=$((held[reenter] + 1))
         under REC_ENGINE=$e -- "$H/sigexit" 200
         [ $rc = 3 ] && chk && grep -q " ends=2 .* usage=1 " "$tmp/chk" &&
             ! grep -q "could not finish" "$tmp/err" && held[_exit]=$((held[_exit] + 1))
+        under REC_ENGINE=$e -- "$H/sigexit" 200 exec
+        [ $rc = 5 ] && chk && grep -q " processinfo=2 usage=2 " "$tmp/chk" &&
+            ! grep -q "could not finish" "$tmp/err" && held[exec]=$((held[exec] + 1))
         for p in 10ms 1ms; do
             under REC_ENGINE=$e REC_THROTTLE=$p -- "$H/stuck" exec
             [ $rc = 5 ] && held[stuck-exec-$p]=$((held[stuck-exec-$p] + 1))
@@ -78,7 +87,7 @@ for e in timer perf; do
         } | true
         [ "$(cat "$tmp/st.rc")" = 0 ] && held[statuspipe]=$((held[statuspipe] + 1))
     done
-    for k in reenter _exit stuck-exec-10ms stuck-exec-1ms forkstack statuspipe; do
+    for k in reenter _exit exec stuck-exec-10ms stuck-exec-1ms forkstack statuspipe; do
         printf '%-7s %-16s %d/%d\n' "$e" "$k" "${held[$k]}" "$RUNS"
     done
     unset held
@@ -92,4 +101,40 @@ for _ in 1 2 3 4 5; do
 done
 idle=$(median <"$tmp/idle")
 echo "idle: sleep 10, the sampler thread's CPU: $(awk -v n="$idle" 'BEGIN { printf "%.2f ms (%.3f ms per wall second)", n / 1e6, n / 1e7 }')"
+if command -v perf >/dev/null 2>&1; then
+    # task-clock in ms of CMD..., over 20 runs (perf stat's mean).
+    cpu_ms() { perf stat -r 20 -x, -e task-clock "$@" 2>&1 >/dev/null | awk -F, '$3 == "task-clock" { print $1 }' | tail -1; }
+    for prog in /bin/true "python3 -c pass"; do
+        # shellcheck disable=SC2086  # the program and its arguments
+        plain=$(cpu_ms $prog)
+        # shellcheck disable=SC2086
+        rec=$(cpu_ms "$B/tools/rec-start" -q -o "$tmp/s.rec" --force -- $prog)
+        echo "start: $prog: $plain ms alone, $rec ms under rec-start: +$(awk -v a="$plain" -v b="$rec" 'BEGIN { printf "%.1f", b - a }') ms"
+    done
+else
+    echo "start: perf not installed, not measured"
+fi
+mkdir -p "$tmp/mk"
+for i in $(seq 10); do
+    printf '#include <stdio.h>\n#include <string.h>\nint f%d(int x) { char b[64]; snprintf(b, sizeof b, "%%d", x); return (int)strlen(b) + x * %d; }\n' "$i" "$i" >"$tmp/mk/f$i.c"
+done
+printf 'int main(void) { return 0; }\n' >"$tmp/mk/main.c"
+# shellcheck disable=SC2016  # make's variables
+printf 'OBJS = $(patsubst %%.c,%%.o,$(wildcard *.c))\napp: $(OBJS)\n\t$(CC) -o $@ $^\n%%.o: %%.c\n\t$(CC) -O2 -c $< -o $@\n' >"$tmp/mk/Makefile"
+: >"$tmp/mk-plain"
+: >"$tmp/mk-rec"
+ms_now() { echo $(($(date +%s%N) / 1000000)); }
+for _ in 1 2 3 4 5; do
+    rm -f "$tmp"/mk/*.o "$tmp/mk/app"
+    t0=$(ms_now); make -s -C "$tmp/mk" -j2 >/dev/null 2>&1; t1=$(ms_now)
+    echo $((t1 - t0)) >>"$tmp/mk-plain"
+    rm -f "$tmp"/mk/*.o "$tmp/mk/app" "$tmp"/mk.rec*
+    t0=$(ms_now)
+    "$B/tools/rec-start" -q -c -o "$tmp/mk.rec" -- make -s -C "$tmp/mk" -j2 >/dev/null 2>&1
+    t1=$(ms_now)
+    echo $((t1 - t0)) >>"$tmp/mk-rec"
+done
+p=$(median <"$tmp/mk-plain")
+r=$(median <"$tmp/mk-rec")
+echo "build: make -j2 of 10 C files: $p ms alone, $r ms under rec-start -c ($(awk -v p="$p" -v r="$r" 'BEGIN { printf "%.2f", r / p }')x)"
 echo "# load after: $(cut -d' ' -f1-3 /proc/loadavg)"
