@@ -384,16 +384,15 @@ static int start_sampler_thread(void)
 /* Start and stop                                                      */
 /* ------------------------------------------------------------------ */
 
-/* ending: the process ends with this stop (an exit that skips exit(), a
- * fatal signal), and the thread that ends it may have been interrupted
- * inside the allocator: the file is finished first, and nothing is freed
- * (a free() of memory another thread allocated can wait for that
- * thread's arena lock). */
 /* What an ending stop left unfreed, for recs__session_reclaim. */
 static rec_writer *retired_w;
 static struct recs__symbols *retired_sym;
 static bool retired_stacks;
 
+/* ending: the process (or its image: an exec) ends with this stop, and
+ * the thread that ends it may have been interrupted inside the allocator:
+ * the file is finished first, and nothing is freed (a free() of memory
+ * another thread allocated can wait for that thread's arena lock). */
 static void session_close(bool ending)
 {
     if (recs__g.st && !ending)
