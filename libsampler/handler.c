@@ -158,7 +158,9 @@ static void reraise_default(int sig)
     sigemptyset(&set);
     sigaddset(&set, sig);
     pthread_sigmask(SIG_UNBLOCK, &set, NULL);
-    raise(sig);
+    /* The kernel's, not our raise() (sigwait.c), which would forward the
+     * sampling signal back here. */
+    syscall(SYS_tgkill, getpid(), recs__gettid(), sig);
 }
 
 /* Signal-safe. A signal that is not ours, delivered as the program asked:
@@ -199,6 +201,14 @@ static void forward(int sig, siginfo_t *si, void *ucv)
         /* What would have happened without rec (for SIGPROF: terminate). */
         reraise_default(sig);
     }
+}
+
+/* Signal-safe. The program's own instance of the sampling signal, taken
+ * from the pending set by its raise() (sigwait.c): delivered as the
+ * kernel would have, uc holding the caller's context. */
+void recs__forward(int sig, siginfo_t *si, void *uc)
+{
+    forward(sig, si, uc);
 }
 
 /* Signal-safe. */

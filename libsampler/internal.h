@@ -377,6 +377,7 @@ int  recs__real_sigaction(int sig, const struct sigaction *act,
                           struct sigaction *old);     /* libc's */
 bool recs__is_handler(const struct sigaction *sa);     /* not DFL/IGN */
 void recs__sigaction_early(void);      /* before our constructors */
+void recs__forward(int sig, siginfo_t *si, void *uc);     /* Signal-safe. */
 /* Signal-safe. Replace the program's action for the sampling signal. */
 void recs__prog_store(const struct sigaction *act, struct sigaction *old,
                       sighandler_t expect);

@@ -12,7 +12,9 @@
  * sigtimedwait(), since glibc calls its internal one past the PLT. A
  * signalfd never sees the sampling signal: it is removed from the mask
  * (warned once); the signal stays pending in the thread that blocks it,
- * and is accounted when that thread ends or the recording stops.
+ * and is accounted when that thread ends or the recording stops. A
+ * program that raises the sampling signal itself gets it delivered even
+ * when one of our timer's was pending at that instant (send_own).
  */
 #include <config.h>
 #include "internal.h"
@@ -20,6 +22,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <string.h>
+#include <ucontext.h>
 #include <sys/signalfd.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -43,10 +46,17 @@ int recs__real_sigtimedwait(const sigset_t *set, siginfo_t *si,
     return f(set, si, timeout);
 }
 
+typedef int (*raise_fn)(int);
+typedef int (*pthread_kill_fn)(pthread_t, int);
+static raise_fn real_raise;
+static pthread_kill_fn real_pthread_kill;
+
 RECS_RESOLVER
 static void sigwait_init(void)
 {
     atomic_store(&real_stw, (sigtimedwait_fn)dlsym(RTLD_NEXT, "sigtimedwait"));
+    real_raise = (raise_fn)dlsym(RTLD_NEXT, "raise");
+    real_pthread_kill = (pthread_kill_fn)dlsym(RTLD_NEXT, "pthread_kill");
 }
 
 /* Signal-safe. If si is one of our timer signals, account it as the
@@ -142,6 +152,116 @@ int sigwait(const sigset_t *set, int *sig)
         if (errno != EINTR)
             return errno;
     }
+}
+
+/* What deliver() hands to the alternate stack. */
+static __thread int alt_sig;
+static __thread siginfo_t *alt_si;
+static __thread ucontext_t *alt_uc;
+
+static void on_alt_stack(void)
+{
+    recs__forward(alt_sig, alt_si, alt_uc);
+}
+
+/* Signal-safe. Run the program's handler for its own instance si as the
+ * kernel would: with SA_ONSTACK, on its alternate signal stack (unless
+ * already there). */
+static void deliver(int sig, siginfo_t *si)
+{
+    ucontext_t uc, alt;
+    struct sigaction pa;
+    stack_t ss;
+
+    getcontext(&uc);
+    if (sigaction(sig, NULL, &pa) == 0 && (pa.sa_flags & SA_ONSTACK) &&
+        recs__is_handler(&pa) && sigaltstack(NULL, &ss) == 0 &&
+        !(ss.ss_flags & (SS_DISABLE | SS_ONSTACK)) && getcontext(&alt) == 0) {
+        alt.uc_stack.ss_sp = ss.ss_sp;
+        alt.uc_stack.ss_size = ss.ss_size;
+        alt.uc_stack.ss_flags = 0;
+        alt.uc_link = &uc;
+        alt_sig = sig;
+        alt_si = si;
+        alt_uc = &uc;
+        makecontext(&alt, on_alt_stack, 0);
+        /* Back here when on_alt_stack returns (uc_link), through the
+         * context saved by swapcontext into uc. */
+        swapcontext(&uc, &alt);
+        return;
+    }
+    recs__forward(sig, si, &uc);
+}
+
+/* Signal-safe. The program sends the sampling signal to its own thread
+ * (raise, pthread_kill of itself). A standard signal is pending at most
+ * once, and the kernel drops a second instance sent while one is queued:
+ * one of our timer's, generated in the same instant, would take the
+ * program's place, and the program's handler would never run. So it is
+ * sent with the signal blocked, the pending instances are taken (ours as
+ * the waits take them) until the program's is among them, and that one
+ * is delivered here, as the kernel would have, before raise() returns. */
+static int send_own(int sig)
+{
+    sigset_t set, old;
+    siginfo_t si, own;
+    struct timespec zero = { 0, 0 };
+    pid_t pid = getpid(), tid = recs__gettid();
+    bool have = false;
+    int rc = 0, err;
+
+    sigemptyset(&set);
+    sigaddset(&set, sig);
+    recs__real_sigmask(SIG_BLOCK, &set, &old);
+    for (int tries = 0; !have && tries < 16; tries++) {
+        /* One of the program's already pending takes the new one in, as
+         * without rec: then nothing is sent. */
+        while (recs__real_sigtimedwait(&set, &si, &zero) == sig)
+            if (!swallow(&si) && !have) {
+                own = si;
+                have = true;
+            }
+        if (have || (rc = (int)syscall(SYS_tgkill, pid, tid, sig)) != 0)
+            break;
+    }
+    /* Sent 16 times and taken by ours each time: the last one stays. */
+    if (!have && rc == 0 && recs__real_sigtimedwait(&set, &si, &zero) == sig &&
+        !swallow(&si)) {
+        own = si;
+        have = true;
+    }
+    err = errno;
+    recs__real_sigmask(SIG_SETMASK, &old, NULL);
+    if (have)
+        deliver(sig, &own);
+    errno = err;
+    return rc;
+}
+
+int raise(int sig)
+{
+    if (recs__g.signo > 0 && sig == recs__g.signo)
+        return send_own(sig);
+    if (!real_raise)                  /* before our constructors */
+        sigwait_init();
+    return real_raise ? real_raise(sig)
+                      : (int)syscall(SYS_tgkill, getpid(), recs__gettid(), sig);
+}
+
+int gsignal(int sig);
+int gsignal(int sig)
+{
+    return raise(sig);
+}
+
+int pthread_kill(pthread_t th, int sig)
+{
+    if (recs__g.signo > 0 && sig == recs__g.signo &&
+        pthread_equal(th, pthread_self()))
+        return send_own(sig) == 0 ? 0 : errno;
+    if (!real_pthread_kill)           /* before our constructors */
+        sigwait_init();
+    return real_pthread_kill ? real_pthread_kill(th, sig) : ENOSYS;
 }
 
 int signalfd(int fd, const sigset_t *mask, int flags)

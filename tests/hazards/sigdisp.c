@@ -4,10 +4,12 @@
  * CPU while rec samples on SIGPROF. Exit 0 if the program's handler got
  * none of rec's timer signals, its own raise(SIGPROF) reached it as the
  * disposition says (mask, SA_NODEFER, SA_RESETHAND), and the disposition
- * reads back as set. */
+ * reads back as set. "many [N]": the program raises its own SIGPROF N
+ * times (20000), each must reach its handler once. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdbool.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -99,6 +101,26 @@ int main(int argc, char **argv)
         if (atomic_load(&saw_usr2) != 1 || atomic_load(&saw_prof) != !nodefer)
             return 4;
         return 0;
+    } else if (!strcmp(mode, "many")) {
+        /* The program's own SIGPROF, raised N times (argv[2], 20000)
+         * while rec samples on it: each one reaches the handler once,
+         * even the ones sent while one of rec's was pending. */
+        int n = (int)hz_arg(argc, argv, 2, 20000);
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = h;
+        if (sigaction(SIGPROF, &sa, NULL) != 0)
+            return 10;
+        for (int i = 0; i < n; i++) {
+            hz_work(2000);
+            if (i % 2)
+                raise(SIGPROF);
+            else
+                pthread_kill(pthread_self(), SIGPROF);
+        }
+        if (atomic_load(&got) != n)
+            fprintf(stderr, "sigdisp many: %d of %d delivered\n", atomic_load(&got), n);
+        return atomic_load(&got) == n ? 0 : 12;
     } else if (!strcmp(mode, "sigignore")) {
         if (sigignore(SIGPROF) != 0 || cur_handler(NULL) != SIG_IGN)
             return 10;
