@@ -11,7 +11,8 @@
  *               (unwind-mods.c publishes it)
  *   queue.h     the per-thread request queue and its tri-state lock
  *   sigwait.c   sigwait/sigtimedwait/signalfd: our signals kept from the
- *               program's waits
+ *               program's waits; raise/pthread_kill of the sampling signal
+ *               to oneself delivered exactly once
  *   sigmask.c   the program's signal mask: the sampling signal kept open,
  *               the program's view of its mask kept per thread (waits
  *               with a mask, the long jumps)
