@@ -279,12 +279,16 @@ static uint64_t own_cpu_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* Posted by the sampler thread once it runs (start_sampler_thread). */
+static sem_t sampler_running;
+
 static void *sampler_main(void *arg)
 {
     bool busy = recs__g.cfg.flush_auto;   /* the start is busy */
     unsigned idle = 0;                    /* wake-ups in a row with nothing */
 
     (void)arg;
+    sem_post(&sampler_running);
     while (!atomic_load(&recs__g.quit)) {
         struct timespec until;
         uint64_t now, news;
@@ -371,10 +375,24 @@ static int start_sampler_thread(void)
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
     atomic_store(&recs__g.quit, 0);
+    sem_init(&sampler_running, 0, 0);
     rc = recs__own_pthread_create(&recs__g.sampler, sampler_main, NULL);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (rc != 0)
         return REC_EIO;
+    /* Until the new thread runs: its start (the C library's, a
+     * sanitizer's runtime's) allocates outside every lock of ours, and a
+     * fork meanwhile (a program that forks first thing in main) would
+     * leave a child whose allocator a thread that no longer exists holds.
+     * Bounded: a start delayed that long is not worth a stall. */
+    {
+        struct timespec until;
+        clock_gettime(CLOCK_MONOTONIC, &until);
+        until.tv_sec += 1;
+        while (sem_clockwait(&sampler_running, CLOCK_MONOTONIC, &until) != 0 &&
+               errno == EINTR)
+            ;
+    }
     pthread_setname_np(recs__g.sampler, "rec-sampler");
     recs__g.sampler_started = true;
     return 0;
