@@ -166,17 +166,21 @@ static void on_alt_stack(void)
 
 /* Signal-safe. Run the program's handler for its own instance si as the
  * kernel would: with SA_ONSTACK, on its alternate signal stack (unless
- * already there). */
+ * already there). The ucontext functions, obsolescent in POSIX, are what
+ * glibc offers to run a function on another stack, and the context the
+ * handler receives is one. */
 static void deliver(int sig, siginfo_t *si)
 {
     ucontext_t uc, alt;
     struct sigaction pa;
     stack_t ss;
+    bool onstack;
 
     getcontext(&uc);
-    if (sigaction(sig, NULL, &pa) == 0 && (pa.sa_flags & SA_ONSTACK) &&
-        recs__is_handler(&pa) && sigaltstack(NULL, &ss) == 0 &&
-        !(ss.ss_flags & (SS_DISABLE | SS_ONSTACK)) && getcontext(&alt) == 0) {
+    onstack = sigaction(sig, NULL, &pa) == 0 && (pa.sa_flags & SA_ONSTACK) &&
+              recs__is_handler(&pa) && sigaltstack(NULL, &ss) == 0 &&
+              !(ss.ss_flags & (SS_DISABLE | SS_ONSTACK));
+    if (onstack && getcontext(&alt) == 0) {
         alt.uc_stack.ss_sp = ss.ss_sp;
         alt.uc_stack.ss_size = ss.ss_size;
         alt.uc_stack.ss_flags = 0;
