@@ -22,14 +22,37 @@
 
 _Atomic int recs__write_errno;      /* first failed write, 0 if none */
 
+/* Signal-safe. Is sig pending for this thread (or the process)? */
+static bool pending_here(int sig)
+{
+    sigset_t pend;
+
+    return syscall(SYS_rt_sigpending, &pend, (size_t)(_NSIG / 8)) == 0 &&
+           sigismember(&pend, sig) == 1;
+}
+
+/* Signal-safe. A sig that one of our writes raised (pending now, not
+ * before it, the signal blocked meanwhile) is not the program's: taken
+ * back. */
+static void take_back(int sig, bool was_pending)
+{
+    sigset_t set;
+    struct timespec zero = { 0, 0 };
+
+    if (was_pending || !pending_here(sig))
+        return;
+    sigemptyset(&set);
+    sigaddset(&set, sig);
+    recs__real_sigtimedwait(&set, NULL, &zero);
+}
+
 /* Signal-safe. write() all of buf, retried on EINTR, that never raises
  * SIGPIPE in the program (rec-start gone, the program's stderr a closed
  * pipe): the signal is blocked in this thread around it, and one that
- * this write raised (none was pending before) is taken back. */
+ * this write raised is taken back. */
 ssize_t recs__write_quiet(int fd, const void *buf, size_t n)
 {
-    sigset_t pipe_set, old, pend;
-    struct timespec zero = { 0, 0 };
+    sigset_t pipe_set, old;
     bool was_pending;
     ssize_t rc;
     int err;
@@ -37,13 +60,12 @@ ssize_t recs__write_quiet(int fd, const void *buf, size_t n)
     sigemptyset(&pipe_set);
     sigaddset(&pipe_set, SIGPIPE);
     recs__real_sigmask(SIG_BLOCK, &pipe_set, &old);
-    was_pending = syscall(SYS_rt_sigpending, &pend, (size_t)(_NSIG / 8)) == 0 &&
-                  sigismember(&pend, SIGPIPE) == 1;
+    was_pending = pending_here(SIGPIPE);
     while ((rc = write(fd, buf, n)) < 0 && errno == EINTR)
         ;
     err = errno;
-    if (rc < 0 && err == EPIPE && !was_pending)
-        recs__real_sigtimedwait(&pipe_set, NULL, &zero);
+    if (rc < 0 && err == EPIPE)
+        take_back(SIGPIPE, was_pending);
     recs__real_sigmask(SIG_SETMASK, &old, NULL);
     errno = err;
     return rc;
@@ -102,22 +124,12 @@ void recs__write_failed(int err)
  * a SIGXFSZ that our write raised is not the program's. */
 bool recs__xfsz_pending(void)
 {
-    sigset_t set;
-
-    return sigpending(&set) == 0 && sigismember(&set, SIGXFSZ);
+    return pending_here(SIGXFSZ);
 }
 
 void recs__xfsz_take(bool was_pending)
 {
-    sigset_t set;
-    struct timespec zero = { 0, 0 };
-
-    if (was_pending || !recs__xfsz_pending())
-        return;
-    sigemptyset(&set);
-    sigaddset(&set, SIGXFSZ);
-    while (sigtimedwait(&set, NULL, &zero) < 0 && errno == EINTR)
-        ;
+    take_back(SIGXFSZ, was_pending);
 }
 
 /* Signal-safe. recs__warn for a fixed message, from any context: no
