@@ -197,6 +197,23 @@ static void deliver(int sig, siginfo_t *si)
     recs__forward(sig, si, &uc);
 }
 
+/* Signal-safe. Take every pending instance of sig (blocked): ours as
+ * the waits take them, the program's into *own. True if one was the
+ * program's. */
+static bool take_pending(const sigset_t *set, int sig, siginfo_t *own)
+{
+    struct timespec zero = { 0, 0 };
+    siginfo_t si;
+    bool have = false;
+
+    while (recs__real_sigtimedwait(set, &si, &zero) == sig)
+        if (!swallow(&si) && !have) {
+            *own = si;
+            have = true;
+        }
+    return have;
+}
+
 /* Signal-safe. The program sends the sampling signal to its own thread
  * (raise, pthread_kill of itself). A standard signal is pending at most
  * once, and the kernel drops a second instance sent while one is queued:
@@ -208,31 +225,21 @@ static void deliver(int sig, siginfo_t *si)
 static int send_own(int sig)
 {
     sigset_t set, old;
-    siginfo_t si, own;
-    struct timespec zero = { 0, 0 };
+    siginfo_t own;
     pid_t pid = getpid(), tid = recs__gettid();
-    bool have = false;
+    bool have;
     int rc = 0, err;
 
     sigemptyset(&set);
     sigaddset(&set, sig);
     recs__real_sigmask(SIG_BLOCK, &set, &old);
+    /* One of the program's already pending takes the new one in, as
+     * without rec: then nothing is sent. */
+    have = take_pending(&set, sig, &own);
     for (int tries = 0; !have && tries < 16; tries++) {
-        /* One of the program's already pending takes the new one in, as
-         * without rec: then nothing is sent. */
-        while (recs__real_sigtimedwait(&set, &si, &zero) == sig)
-            if (!swallow(&si) && !have) {
-                own = si;
-                have = true;
-            }
-        if (have || (rc = (int)syscall(SYS_tgkill, pid, tid, sig)) != 0)
+        if ((rc = (int)syscall(SYS_tgkill, pid, tid, sig)) != 0)
             break;
-    }
-    /* Sent 16 times and taken by ours each time: the last one stays. */
-    if (!have && rc == 0 && recs__real_sigtimedwait(&set, &si, &zero) == sig &&
-        !swallow(&si)) {
-        own = si;
-        have = true;
+        have = take_pending(&set, sig, &own);
     }
     err = errno;
     recs__real_sigmask(SIG_SETMASK, &old, NULL);
