@@ -34,6 +34,19 @@ uint64_t recs__now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* The shared cache's writes protect their descriptor from the program;
+ * there is no program here. */
+int recs__fd_own(int fd)
+{
+    (void)fd;
+    return 0;
+}
+
+void recs__fd_disown(int fd)
+{
+    (void)fd;
+}
+
 static int cmp_u64(const void *a, const void *b)
 {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -62,7 +75,7 @@ __attribute__((noipa)) static void measure(void)
     void *addr;
     size_t size;
     uint64_t lo, hi;
-    bool trunc, root;
+    bool trunc, root, early;
     const recs_uw_set *set = recs__uw_current();
 
     pthread_getattr_np(pthread_self(), &attr);
@@ -78,7 +91,7 @@ __attribute__((noipa)) static void measure(void)
         uint64_t t0 = recs__now_ns();
         for (int i = 0; i < ITER; i++)
             frames_seen = recs__uw_walk(set, pc, sp, fp, 0, sp, hi, out, 128,
-                                        &trunc, &root);
+                                        &trunc, &root, &early);
         per_walk[r] = (recs__now_ns() - t0) * 1000 / ITER;   /* ps */
     }
     (void)lo;
@@ -96,7 +109,7 @@ __attribute__((noipa)) static void descend(int n)
 
 static int cmd_walk(int depth)
 {
-    recs__uw_refresh();
+    recs__uw_refresh_all();
     descend(depth);
     printf("walk depth=%u ns_per_walk=%.3f ns_per_frame=%.3f root=%d\n",
            frames_seen, (double)median5(per_walk) / 1000.0,
@@ -170,7 +183,7 @@ static int cmd_process(void)
 {
     recs_uw_stats st;
 
-    recs__uw_refresh();
+    recs__uw_refresh_all();
     recs__uw_get_stats(&st);
     printf("process modules=%zu tables=%zu rows=%zu bytes=%zu build_ms=%.3f\n",
            st.modules, st.tables, st.rows, st.bytes, (double)st.build_ns / 1e6);

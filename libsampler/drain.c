@@ -253,8 +253,10 @@ static void emit_item(const titem *it)
         ev.failed = ev.stackTrace == 0;
         ev.biased = biased;
         ev.startTime = r->time_ns;
-        if (rec_emit_CPUTimeSample(st, &ev) == 0)
+        if (rec_emit_CPUTimeSample(st, &ev) == 0) {
             recs__g.stats.samples++;
+            recs__g.early_stacks += (r->flags & RECS_REQ_EARLY) != 0;
+        }
     }
     for (int i = 0; i < RECS_LOST_NREASONS; i++) {
         struct rec_CPUTimeSampleLost ev;

@@ -217,7 +217,7 @@ RECS_NO_SANITIZE static void fill_request(recs__thread *t, recs__request *r, con
 {
     struct timespec ts;
     uint64_t lo = t->stack_lo, hi = t->stack_hi, bx = 0;
-    bool truncated = false;
+    bool truncated = false, early = false;
 
     clock_gettime(CLOCK_MONOTONIC, &ts);
     r->time_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
@@ -252,18 +252,25 @@ RECS_NO_SANITIZE static void fill_request(recs__thread *t, recs__request *r, con
         r->flags |= RECS_REQ_TRUNCATED;
         return;
     }
-    uint64_t avail = (hi - r->sp) / 8;
-    unsigned nw = avail < RECS_WINDOW_WORDS ? (unsigned)avail : RECS_WINDOW_WORDS;
-    recs__copy_stack(r->window, r->sp, nw);
-    r->nwindow = (uint16_t)nw;
+    if (recs__g.cfg.fp_walker) {
+        /* Only the frame-pointer mode's leaf correction reads it. */
+        uint64_t avail = (hi - r->sp) / 8;
+        unsigned nw = avail < RECS_WINDOW_WORDS ? (unsigned)avail
+                                                : RECS_WINDOW_WORDS;
+        recs__copy_stack(r->window, r->sp, nw);
+        r->nwindow = (uint16_t)nw;
+    }
     /* Frames lie above sp: a tighter lower bound than the stack's. */
     r->nframes = (uint16_t)recs__uw_stack(!recs__g.cfg.fp_walker, r->pc,
                                           r->sp, r->fp, bx, r->sp, hi,
-                                          r->frames, t->q.depth, &truncated);
+                                          r->frames, t->q.depth, &truncated,
+                                          &early);
     if (!recs__g.cfg.fp_walker)
         r->flags |= RECS_REQ_COMPLETE;
     if (truncated)
         r->flags |= RECS_REQ_TRUNCATED;
+    if (early)
+        r->flags |= RECS_REQ_EARLY;
 }
 
 /* Signal-safe. */

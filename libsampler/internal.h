@@ -192,6 +192,7 @@ typedef struct recs__config {
     char run_id[33];               /* REC_RUN_ID, "" if none */
     bool no_command_line;          /* REC_NO_COMMAND_LINE: argv[0] only */
     bool fp_walker;                /* --stack-walker fp (else CFI) */
+    char *cache_dir;               /* REC_CACHE_DIR, NULL if unset */
     int output_fd;                 /* created by rec-start, or -1 */
     bool has_id;                   /* append only to this file (exec) */
     dev_t out_dev;
@@ -245,6 +246,7 @@ typedef struct recs__global {
     unsigned char *batch;          /* drain copy buffer */
     size_t batch_size;
     recs_stats stats;
+    uint64_t early_stacks;         /* samples with RECS_REQ_EARLY */
     _Atomic uint64_t timer_failures;
     _Atomic uint64_t threads_seen;
     int out_fd;                    /* the writer's fd, or -1 */

@@ -26,6 +26,7 @@ enum { RECS_UNLOCKED = 0, RECS_ENQUEUE = 1, RECS_DEQUEUE = 2 };
 #define RECS_REQ_FAILED    0x01u  /* no usable context: stack is null */
 #define RECS_REQ_TRUNCATED 0x02u  /* the walk stopped at the depth limit */
 #define RECS_REQ_COMPLETE  0x04u  /* CFI walk: no frameless-leaf correction */
+#define RECS_REQ_EARLY     0x08u  /* a module's table was not built yet */
 
 /* One sample request as the handler leaves it; frames[] has the queue's
  * depth slots, nframes of them valid (return addresses, innermost first,

@@ -23,6 +23,8 @@
 #define REC_ENV_QUEUE_CAPACITY  "REC_QUEUE_CAPACITY"
 #define REC_ENV_NO_COMMAND_LINE "REC_NO_COMMAND_LINE" /* argv[0] only */
 #define REC_ENV_RUN_ID          "REC_RUN_ID"          /* 32 hex digits */
+#define REC_ENV_CACHE_DIR       "REC_CACHE_DIR"       /* shared unwind tables
+                                                         ("" or off: none) */
 /* Lifecycle, between rec-start and the sampler's instances (preload.c). */
 #define REC_ENV_ROOT_PID        "REC_ROOT_PID"        /* the recorded process */
 #define REC_ENV_FOLLOW_CHILDREN "REC_FOLLOW_CHILDREN" /* children recorded too */

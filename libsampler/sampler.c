@@ -55,6 +55,7 @@ void recs__config_free(recs__config *cfg)
 {
     free(cfg->output);
     free(cfg->throttle_text);
+    free(cfg->cache_dir);
     memset(cfg, 0, sizeof *cfg);
 }
 
@@ -63,7 +64,9 @@ static int config_copy(recs__config *dst, const recs__config *src)
     *dst = *src;
     dst->output = strdup(src->output);
     dst->throttle_text = strdup(src->throttle_text);
-    if (!dst->output || !dst->throttle_text) {
+    dst->cache_dir = src->cache_dir ? strdup(src->cache_dir) : NULL;
+    if (!dst->output || !dst->throttle_text ||
+        (src->cache_dir && !dst->cache_dir)) {
         recs__config_free(dst);
         return REC_ENOMEM;
     }
@@ -205,6 +208,10 @@ int recs__config_from_env(recs__config *cfg, char *err, size_t errlen)
     cfg->has_id = has_id;
     cfg->out_dev = id_dev;
     cfg->out_ino = id_ino;
+    if ((v = getenv(REC_ENV_CACHE_DIR)) && !(cfg->cache_dir = strdup(v))) {
+        recs__config_free(cfg);
+        return REC_ENOMEM;
+    }
     return 0;
 }
 
@@ -504,7 +511,7 @@ static int start_config(const recs__config *cfg)
     pthread_mutex_lock(&recs__g.drain_lock);
     recs__config_free(&recs__g.cfg);
     recs__g.cfg = copy;
-    copy.output = copy.throttle_text = NULL;
+    copy.output = copy.throttle_text = copy.cache_dir = NULL;
     recs__g.ncpus = online_cpus();
     recs__g.period_ns = recs__throttle_period(&recs__g.cfg.throttle, recs__g.ncpus);
     rc = recs__engine_resolve(recs__g.cfg.engine, recs__g.period_ns,
@@ -518,6 +525,7 @@ static int start_config(const recs__config *cfg)
     recs__g.engine = rc;
     recs__g.capacity = recs__queue_capacity(recs__g.period_ns, recs__g.cfg.depth);
     memset(&recs__g.stats, 0, sizeof recs__g.stats);
+    recs__g.early_stacks = 0;
     atomic_store(&recs__write_errno, 0);
     recs__g.stats.period_ns = recs__g.period_ns;
     atomic_store(&recs__g.timer_failures, 0);
@@ -563,6 +571,8 @@ static int start_config(const recs__config *cfg)
         goto out_drain;
     }
     recs__symbols_scan(recs__g.sym);
+    /* Tables are built on the sampler thread, when walks need them. */
+    recs__uw_configure(recs__g.cfg.cache_dir);
     recs__uw_refresh();
     sem_destroy(&recs__g.wake);
     sem_init(&recs__g.wake, 0, 0);
@@ -645,6 +655,7 @@ static void emit_usage(void)
      * else its last reading, taken at each of its wake-ups. */
     ev.samplerCpuTime = pthread_equal(pthread_self(), recs__g.sampler)
                         ? own_cpu_ns() : atomic_load(&recs__g.sampler_cpu_ns);
+    ev.earlyStacks = recs__g.early_stacks;
     rec_emit_ProcessUsage(recs__g.st, &ev);
 }
 

@@ -76,33 +76,6 @@ struct found_list {
     bool first;
 };
 
-static void note_build_id(const unsigned char *p, size_t size, size_t align,
-                          char *hex, size_t hexsize)
-{
-    while (size >= sizeof(ElfW(Nhdr))) {
-        const ElfW(Nhdr) *nh = (const ElfW(Nhdr) *)p;
-        size_t name = (nh->n_namesz + align - 1) & ~(align - 1);
-        size_t desc = (nh->n_descsz + align - 1) & ~(align - 1);
-        size_t len = sizeof *nh + name + desc;
-
-        if (name > size || desc > size || len > size)
-            return;
-        if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 &&
-            !memcmp(p + sizeof *nh, "GNU", 4) && nh->n_descsz * 2 < hexsize) {
-            const unsigned char *d = p + sizeof *nh + name;
-            static const char digits[] = "0123456789abcdef";
-            for (size_t i = 0; i < nh->n_descsz; i++) {
-                hex[2 * i] = digits[d[i] >> 4];
-                hex[2 * i + 1] = digits[d[i] & 15];
-            }
-            hex[2 * nh->n_descsz] = '\0';
-            return;
-        }
-        p += len;
-        size -= len;
-    }
-}
-
 static char *self_exe(void)
 {
     char buf[4096];
@@ -130,12 +103,9 @@ static int found_cb(struct dl_phdr_info *info, size_t size, void *arg)
             f.seg[f.nseg].start = info->dlpi_addr + ph->p_vaddr;
             f.seg[f.nseg].end = f.seg[f.nseg].start + ph->p_memsz;
             f.nseg++;
-        } else if (ph->p_type == PT_NOTE && !f.build_id[0]) {
-            note_build_id((const unsigned char *)(info->dlpi_addr + ph->p_vaddr),
-                          ph->p_memsz, ph->p_align == 8 ? 8 : 4,
-                          f.build_id, sizeof f.build_id);
         }
     }
+    recs__phdr_build_id(info, f.build_id, sizeof f.build_id);
     if (f.nseg == 0)
         return 0;
     if (l->vdso_ehdr && info->dlpi_phnum &&

@@ -33,6 +33,11 @@ void recs__symbols_destroy(recs__symbols *s);
  * recs__symbols_frames() rescans by itself when it meets a pc outside every
  * known module (rate-limited to once per 100 ms). */
 int recs__symbols_scan(recs__symbols *s);
+/* The GNU build-id of a module, hex, from its mapped PT_NOTE segments
+ * ("" if none). From a dl_iterate_phdr callback. */
+struct dl_phdr_info;
+void recs__phdr_build_id(const struct dl_phdr_info *info, char *hex,
+                         size_t hexsize);
 
 /* Emit one ModuleLoad event into st for every module found since the last
  * call (all modules known when all is true, e.g. after a chunk rotation if

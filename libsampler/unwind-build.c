@@ -16,6 +16,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 /* DWARF register numbers (x86-64 psABI): rbx, rbp, rsp. */
 #define DW_BX 3
@@ -725,6 +726,7 @@ int recs__uw_build(const recs_uw_source *src, recs_uw_table **out,
     uint32_t seq = 0;
     size_t *idx = NULL, n = 0;
     recs_uw_table *t = NULL;
+    recs_uw_row *rows;
     uint64_t base, last = 0;
     int rc = REC_ENOMEM;
 
@@ -763,10 +765,13 @@ int recs__uw_build(const recs_uw_source *src, recs_uw_table **out,
         if (rs.addr[k] - base > span && rs.addr[k] - base <= UINT32_MAX)
             span = rs.addr[k] - base;
     size_t npages = (size_t)(span >> RECS_UW_PAGE_SHIFT) + 1;
-    size_t rows_bytes = (sizeof *t + rs.n * sizeof t->rows[0] + 7) & ~(size_t)7;
+    size_t rows_bytes = (sizeof *t + rs.n * sizeof *rows + 7) & ~(size_t)7;
     t = malloc(rows_bytes + npages * sizeof(uint32_t));
     if (!t)
         goto out;
+    memset(t, 0, sizeof *t);
+    rows = (recs_uw_row *)(t + 1);
+    t->rows = rows;
     t->base = base;
     for (size_t k = 0; k < rs.n; k++) {
         size_t i = idx[k];
@@ -779,19 +784,19 @@ int recs__uw_build(const recs_uw_source *src, recs_uw_table **out,
         if (n && a == last)
             continue;
         if (n && !(row.flags & RECS_UW_FUNC) &&
-            same_rule(&t->rows[n - 1], &row))
+            same_rule(&rows[n - 1], &row))
             continue;
         row.start = (uint32_t)(a - base);
-        t->rows[n++] = row;
+        rows[n++] = row;
         last = a;
     }
     t->nrows = n;
     /* Compact: the page index moves down to follow the kept rows. */
-    size_t kept = (sizeof *t + n * sizeof t->rows[0] + 7) & ~(size_t)7;
+    size_t kept = (sizeof *t + n * sizeof *rows + 7) & ~(size_t)7;
     uint32_t *pages = (uint32_t *)((char *)t + kept);
     for (size_t p = 0, r = 0; p < npages; p++) {
         uint64_t off = (uint64_t)p << RECS_UW_PAGE_SHIFT;
-        while (r + 1 < n && t->rows[r + 1].start <= off)
+        while (r + 1 < n && rows[r + 1].start <= off)
             r++;
         pages[p] = (uint32_t)r;
     }
@@ -811,6 +816,19 @@ out:
 }
 
 /* Signal-safe. */
+void recs__uw_table_free(recs_uw_table *t)
+{
+    if (t && t->map)
+        munmap(t->map, t->map_len);
+    free(t);
+}
+
+size_t recs__uw_table_bytes(const recs_uw_table *t)
+{
+    return t ? t->nrows * sizeof t->rows[0] + t->npages * sizeof t->pages[0]
+             : 0;
+}
+
 const recs_uw_row *recs__uw_lookup(const recs_uw_table *t, uint64_t vaddr)
 {
     size_t lo = 0, hi;

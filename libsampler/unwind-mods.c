@@ -27,6 +27,7 @@
 #include "unwind.h"
 
 #include "fpwalk.h"
+#include "symbols.h"
 
 #include <fcntl.h>
 #include <gelf.h>
@@ -41,10 +42,15 @@
 struct umod {
     char *name;
     uint64_t bias, first;            /* identity with the name */
+    uint64_t serial;                 /* identity across sets (want[]) */
     recs_uw_seg segs[MAX_SEGS];
     unsigned nseg;
     recs_uw_table *tab;
+    char build_id[136];
     bool seen;
+    bool built;                      /* tab is final (NULL: no CFI) */
+    bool want;                       /* a walk met it pending */
+    bool store;                      /* built here: share it */
 };
 
 static pthread_mutex_t uw_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -52,10 +58,16 @@ static _Atomic(recs_uw_set *) uw_set;
 static _Atomic int uw_stale;
 static struct umod *mods;
 static size_t nmods, capmods;
+static uint64_t next_serial;
 static void **retired;
 static size_t nretired, capretired;
+static recs_uw_table **retired_tabs;
+static size_t nretired_tabs, capretired_tabs;
 static unsigned long long last_adds, last_subs;
 static recs_uw_stats stats;
+static char *cache_setting;          /* REC_CACHE_DIR, until configured */
+static bool cache_configured;
+static char self_build_id[136];
 
 /* Read a DW_EH_PE-encoded pointer of .eh_frame_hdr (the encodings the
  * linkers write there). */
@@ -98,8 +110,7 @@ static bool hdr_ptr(const uint8_t **p, uint8_t enc, uintptr_t hdr,
 
 static size_t table_bytes(const recs_uw_table *t)
 {
-    return sizeof *t + t->nrows * sizeof t->rows[0] +
-           t->npages * sizeof t->pages[0];
+    return sizeof *t + recs__uw_table_bytes(t);
 }
 
 /* The mapped .eh_frame of a module (false if it has none). */
@@ -184,13 +195,21 @@ out:
 }
 
 /* Build m's table from its mapped .eh_frame, and its file's .debug_frame
- * where that leaves code out (loader lock held). */
+ * where that leaves code out; or map the one the shared cache holds
+ * (loader lock held: the module stays mapped). */
 static void build_table(struct umod *m, struct dl_phdr_info *info)
 {
     recs_uw_source src;
     uint64_t t0 = recs__now_ns();
     uint8_t *df;
 
+    m->built = true;
+    if (m->build_id[0] && recs__uwc_enabled() &&
+        (m->tab = recs__uwc_load(m->build_id)) != NULL) {
+        stats.cached++;
+        goto done;
+    }
+    m->store = m->build_id[0] != '\0';
     memset(&src, 0, sizeof src);
     if (find_eh_frame(info, &src) && recs__uw_build(&src, &m->tab, NULL) < 0)
         m->tab = NULL;
@@ -204,6 +223,9 @@ static void build_table(struct umod *m, struct dl_phdr_info *info)
         }
         free(df);
     }
+done:
+    for (unsigned i = 0; i < m->nseg; i++)
+        m->segs[i].tab = m->tab;
     if (m->tab) {
         stats.tables++;
         stats.rows += m->tab->nrows;
@@ -227,23 +249,44 @@ static void retire(void *p)
     retired[nretired++] = p;
 }
 
+static void retire_table(recs_uw_table *t)
+{
+    if (!t)
+        return;
+    if (nretired_tabs == capretired_tabs) {
+        size_t cap = capretired_tabs ? 2 * capretired_tabs : 16;
+        recs_uw_table **v = realloc(retired_tabs, cap * sizeof *v);
+        if (!v)
+            return;          /* leaked rather than unmapped under a reader */
+        retired_tabs = v;
+        capretired_tabs = cap;
+    }
+    retired_tabs[nretired_tabs++] = t;
+}
+
+struct scan {
+    int added;
+    bool all;                        /* build every table now */
+};
+
 static int found_cb(struct dl_phdr_info *info, size_t size, void *arg)
 {
+    struct scan *sc = arg;
     const char *name = info->dlpi_name ? info->dlpi_name : "";
     uint64_t first = 0;
     struct umod *m = NULL;
     unsigned nseg = 0;
     recs_uw_seg segs[MAX_SEGS];
+    uintptr_t self = (uintptr_t)&recs__uw_refresh;
 
     (void)size;
-    (void)arg;
     for (int i = 0; i < info->dlpi_phnum && nseg < MAX_SEGS; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
         if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && ph->p_memsz) {
+            memset(&segs[nseg], 0, sizeof segs[nseg]);
             segs[nseg].lo = info->dlpi_addr + ph->p_vaddr;
             segs[nseg].hi = segs[nseg].lo + ph->p_memsz;
             segs[nseg].bias = info->dlpi_addr;
-            segs[nseg].tab = NULL;
             nseg++;
         }
     }
@@ -254,6 +297,8 @@ static int found_cb(struct dl_phdr_info *info, size_t size, void *arg)
         if (!mods[i].seen && mods[i].bias == info->dlpi_addr &&
             mods[i].first == first && !strcmp(mods[i].name, name)) {
             mods[i].seen = true;
+            if (!mods[i].built && (mods[i].want || sc->all))
+                build_table(&mods[i], info);
             return 0;
         }
     if (nmods == capmods) {
@@ -271,15 +316,19 @@ static int found_cb(struct dl_phdr_info *info, size_t size, void *arg)
         return 0;
     m->bias = info->dlpi_addr;
     m->first = first;
+    m->serial = ++next_serial;
     m->nseg = nseg;
     memcpy(m->segs, segs, sizeof segs);
     m->seen = true;
-    build_table(m, info);
+    recs__phdr_build_id(info, m->build_id, sizeof m->build_id);
     for (unsigned i = 0; i < nseg; i++)
-        m->segs[i].tab = m->tab;
+        if (self - segs[i].lo < segs[i].hi - segs[i].lo)
+            memcpy(self_build_id, m->build_id, sizeof self_build_id);
+    if (sc->all)
+        build_table(m, info);
     nmods++;
     stats.modules = nmods;
-    (*(int *)arg)++;
+    sc->added++;
     return 0;
 }
 
@@ -298,51 +347,127 @@ static void reclaim_locked(void)
     for (size_t i = 0; i < nretired; i++)
         free(retired[i]);
     nretired = 0;
+    for (size_t i = 0; i < nretired_tabs; i++)
+        recs__uw_table_free(retired_tabs[i]);
+    nretired_tabs = 0;
 }
 
-int recs__uw_refresh(void)
+/* The modules a walk found pending in the current set (uw_lock held). */
+static void take_wants(const recs_uw_set *set)
 {
-    int added = 0;
-    size_t n = 0, total = 0;
+    for (size_t i = 0; set && i < set->nmods; i++) {
+        if (!atomic_load_explicit(&set->want[i], memory_order_relaxed))
+            continue;
+        for (size_t j = 0; j < nmods; j++)
+            if (mods[j].serial == set->serial[i])
+                mods[j].want = true;
+    }
+}
+
+/* A new set of the modules and their tables (uw_lock held). */
+static recs_uw_set *new_set(void)
+{
+    size_t total = 0, off_serial, off_want, bytes;
+    recs_uw_set *set;
+    uint64_t *serial;
+
+    for (size_t i = 0; i < nmods; i++)
+        total += mods[i].nseg;
+    off_serial = sizeof *set + total * sizeof set->segs[0];
+    off_want = off_serial + nmods * sizeof *serial;
+    bytes = off_want + nmods + 1;
+    if (!(set = malloc(bytes)))
+        return NULL;
+    serial = (uint64_t *)((char *)set + off_serial);
+    set->want = (_Atomic unsigned char *)((char *)set + off_want);
+    set->serial = serial;
+    set->nmods = nmods;
+    set->n = 0;
+    for (size_t i = 0; i < nmods; i++) {
+        serial[i] = mods[i].serial;
+        atomic_init(&set->want[i], 0);
+        for (unsigned j = 0; j < mods[i].nseg; j++) {
+            recs_uw_seg *g = &set->segs[set->n++];
+            *g = mods[i].segs[j];
+            g->mod = (uint32_t)i;
+            g->pending = !mods[i].built;
+        }
+    }
+    qsort(set->segs, set->n, sizeof set->segs[0], cmp_seg);
+    return set;
+}
+
+static int refresh(bool all)
+{
+    struct scan sc = { 0, all };
+    size_t n = 0;
     recs_uw_set *set, *old;
 
     pthread_mutex_lock(&uw_lock);
     atomic_store(&uw_stale, 0);
+    take_wants(atomic_load(&uw_set));
     for (size_t i = 0; i < nmods; i++)
         mods[i].seen = false;
-    dl_iterate_phdr(found_cb, &added);
+    dl_iterate_phdr(found_cb, &sc);
+    if (!cache_configured) {
+        /* Our own build-id is known now: it names the builder. */
+        recs__uwc_configure(cache_setting, self_build_id);
+        cache_configured = true;
+    }
+    stats.pending = 0;
     for (size_t i = 0; i < nmods; i++) {
         if (mods[i].seen) {
             mods[n++] = mods[i];
+            stats.pending += !mods[i].built;
         } else {
             if (mods[i].tab) {
                 stats.tables--;
                 stats.rows -= mods[i].tab->nrows;
                 stats.bytes -= table_bytes(mods[i].tab);
             }
-            retire(mods[i].tab);
+            retire_table(mods[i].tab);
             free(mods[i].name);
         }
     }
     nmods = n;
     stats.modules = nmods;
-    for (size_t i = 0; i < nmods; i++)
-        total += mods[i].nseg;
-    set = malloc(sizeof *set + total * sizeof set->segs[0]);
-    if (!set) {
+    if (!(set = new_set())) {
         pthread_mutex_unlock(&uw_lock);
         return REC_ENOMEM;
     }
-    set->n = 0;
-    for (size_t i = 0; i < nmods; i++)
-        for (unsigned j = 0; j < mods[i].nseg; j++)
-            set->segs[set->n++] = mods[i].segs[j];
-    qsort(set->segs, set->n, sizeof set->segs[0], cmp_seg);
     old = atomic_exchange(&uw_set, set);
     retire(old);
     reclaim_locked();
+    /* Shared after the swap: the walks use the tables meanwhile. */
+    for (size_t i = 0; i < nmods; i++) {
+        if (!mods[i].store)
+            continue;
+        mods[i].store = false;
+        if (mods[i].tab && recs__uwc_enabled() &&
+            recs__uwc_store(mods[i].build_id, mods[i].tab) == 0)
+            stats.stored++;
+    }
     pthread_mutex_unlock(&uw_lock);
-    return added;
+    return sc.added;
+}
+
+int recs__uw_refresh(void)
+{
+    return refresh(false);
+}
+
+int recs__uw_refresh_all(void)
+{
+    return refresh(true);
+}
+
+void recs__uw_configure(const char *cache_dir)
+{
+    pthread_mutex_lock(&uw_lock);
+    free(cache_setting);
+    cache_setting = cache_dir ? strdup(cache_dir) : NULL;
+    cache_configured = false;
+    pthread_mutex_unlock(&uw_lock);
 }
 
 static int counters_cb(struct dl_phdr_info *info, size_t size, void *arg)
@@ -385,6 +510,8 @@ void recs__uw_abandon(void)
     nmods = capmods = 0;
     retired = NULL;
     nretired = capretired = 0;
+    retired_tabs = NULL;
+    nretired_tabs = capretired_tabs = 0;
     last_adds = last_subs = 0;
     memset(&stats, 0, sizeof stats);
 }
@@ -454,8 +581,15 @@ int recs__uw_symbolic_start(uint64_t pc, uint64_t *vaddr)
 
     pthread_mutex_lock(&uw_lock);
     seg = recs__uw_find(atomic_load(&uw_set), pc);
-    if (seg)
+    if (seg && seg->pending) {
+        /* Asked for by the next refresh: until then, like code outside
+         * every known segment. */
+        const recs_uw_set *set = atomic_load(&uw_set);
+        atomic_store(&set->want[seg->mod], 1);
+        atomic_store(&uw_stale, 1);
+    } else if (seg) {
         rc = seg->tab && recs__uw_func_start(seg->tab, pc - seg->bias, vaddr);
+    }
     pthread_mutex_unlock(&uw_lock);
     return rc;
 }
@@ -470,17 +604,22 @@ void recs__uw_get_stats(recs_uw_stats *st)
 /* Signal-safe. */
 unsigned recs__uw_stack(bool cfi, uint64_t pc, uint64_t sp, uint64_t fp,
                         uint64_t bx, uint64_t lo, uint64_t hi, uint64_t *out,
-                        unsigned max, bool *truncated)
+                        unsigned max, bool *truncated, bool *early)
 {
     const recs_uw_set *set = recs__uw_current();
     bool root;
     unsigned n;
 
+    *early = false;
     if (set && !recs__uw_find(set, pc))
         recs__uw_mark_stale();
-    if (cfi)
-        return recs__uw_walk(set, pc, sp, fp, bx, lo, hi, out, max, truncated,
-                             &root);
+    if (cfi) {
+        n = recs__uw_walk(set, pc, sp, fp, bx, lo, hi, out, max, truncated,
+                          &root, early);
+        if (*early)
+            recs__uw_mark_stale();
+        return n;
+    }
     n = recs__fp_walk(fp, sp, hi, out, max, truncated);
     if (recs__uw_keep_code(set, out, n) < n) {
         n = recs__uw_keep_code(set, out, n);

@@ -62,13 +62,13 @@ unsigned recs__uw_keep_code(const recs_uw_set *set, uint64_t *frames,
 RECS_NO_SANITIZE unsigned recs__uw_walk(const recs_uw_set *set, uint64_t pc,
                        uint64_t sp, uint64_t fp, uint64_t bx, uint64_t lo,
                        uint64_t hi, uint64_t *out, unsigned max,
-                       bool *truncated, bool *root)
+                       bool *truncated, bool *root, bool *early)
 {
     unsigned n = 0;
     bool exact = true;          /* pc is an interrupted pc, not a return */
     bool bx_ok = true;          /* bx is this frame's rbx */
 
-    *truncated = *root = false;
+    *truncated = *root = *early = false;
     if (!set)
         return recs__fp_walk(fp, sp, hi, out, max, truncated);
     /* Each step moves sp strictly up the bounded stack, and at most max
@@ -82,6 +82,21 @@ RECS_NO_SANITIZE unsigned recs__uw_walk(const recs_uw_set *set, uint64_t pc,
         unsigned kind = row ? row->flags & RECS_UW_KIND : RECS_UW_NONE;
         uint64_t ra, nsp, nfp = fp, nbx = bx, cfa;
         bool nbx_ok = bx_ok;
+
+        if (seg && seg->pending) {
+            /* Relaxed: a flag lost to a set swap is set again by the next
+             * walk through the module. The walk ends here: the
+             * frame-pointer rule would skip the callers of code built
+             * without frame pointers (most of a distribution), and a
+             * short stack is better than a wrong one. */
+            if (seg->mod < set->nmods &&
+                !atomic_load_explicit(&set->want[seg->mod],
+                                      memory_order_relaxed))
+                atomic_store_explicit(&set->want[seg->mod], 1,
+                                      memory_order_relaxed);
+            *early = true;
+            break;
+        }
 
         if (row && (row->flags & RECS_UW_OUTER)) {
             *root = true;
@@ -168,14 +183,14 @@ RECS_NO_SANITIZE unsigned recs__uw_walk(const recs_uw_set *set, uint64_t pc,
 unsigned recs__uw_walk(const recs_uw_set *set, uint64_t pc, uint64_t sp,
                        uint64_t fp, uint64_t bx, uint64_t lo, uint64_t hi,
                        uint64_t *out, unsigned max, bool *truncated,
-                       bool *root)
+                       bool *root, bool *early)
 {
     unsigned n;
 
     (void)pc;
     (void)bx;
     (void)lo;
-    *root = false;
+    *root = *early = false;
     n = recs__fp_walk(fp, sp, hi, out, max, truncated);
     return recs__uw_keep_code(set, out, n);
 }

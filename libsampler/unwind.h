@@ -4,8 +4,10 @@
  *
  *   unwind-build.c  .eh_frame / .debug_frame bytes -> one compact sorted
  *                   table per module (outside the handler)
+ *   unwind-cache.c  tables shared across processes, by build-id
  *   unwind-mods.c   the process's modules -> a published, immutable module
- *                   set (at start, on dlopen/dlclose, on rescans)
+ *                   set (at start, on dlopen/dlclose, on rescans); tables
+ *                   built when a walk first needs them
  *   unwind-walk.c   the walk itself (signal-safe)
  *
  * A table row says, from its start address to the next row's, how to find
@@ -23,6 +25,7 @@
 #ifndef RECS_UNWIND_H
 #define RECS_UNWIND_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -68,8 +71,10 @@ typedef struct recs_uw_table {
     uint64_t base;           /* ELF vaddr of offset 0 */
     size_t nrows;
     size_t npages;
-    const uint32_t *pages;   /* npages entries, after the rows */
-    recs_uw_row rows[];      /* sorted by start; the last row is NONE */
+    const uint32_t *pages;   /* npages entries, each < nrows */
+    const recs_uw_row *rows; /* sorted by start; the last row is NONE */
+    void *map;               /* the shared cache file mapped (unwind-cache.c), */
+    size_t map_len;          /* where rows and pages lie; NULL: they follow */
 } recs_uw_table;
 
 /* What to build from. eh_frame is .eh_frame as mapped (or read), its
@@ -89,10 +94,15 @@ typedef struct recs_uw_build_stats {
     size_t fallback_rows;    /* rows with the frame-pointer rule */
 } recs_uw_build_stats;
 
-/* Build a table (malloc'd, one block: free() it). 0, REC_ENOTFOUND when the
- * source holds no FDE, REC_ENOMEM. st may be NULL. */
+/* Build a table (malloc'd, one block with its rows and pages: free() it,
+ * or recs__uw_table_free()). 0, REC_ENOTFOUND when the source holds no
+ * FDE, REC_ENOMEM. st may be NULL. */
 int recs__uw_build(const recs_uw_source *src, recs_uw_table **out,
                    recs_uw_build_stats *st);
+/* Free a built or a cached table (NULL: nothing). */
+void recs__uw_table_free(recs_uw_table *t);
+/* Bytes of a table's rows and pages (its memory, shared or not). */
+size_t recs__uw_table_bytes(const recs_uw_table *t);
 
 /* Signal-safe. The row covering vaddr, or NULL outside the table. */
 RECS_UW_HIDDEN
@@ -109,17 +119,29 @@ bool recs__uw_func_start(const recs_uw_table *t, uint64_t vaddr,
 typedef struct recs_uw_seg {
     uint64_t lo, hi;
     uint64_t bias;                 /* runtime - ELF vaddr */
-    const recs_uw_table *tab;      /* NULL: no CFI */
+    const recs_uw_table *tab;      /* NULL: no CFI, or not built yet */
+    uint32_t mod;                  /* its module's index in want[] */
+    uint32_t pending;              /* 1: the table is not built yet */
 } recs_uw_seg;
 
+/* Tables are built lazily, on the sampler thread: a walk that meets a
+ * module whose table is pending sets its want[] flag and ends there (its
+ * frames so far kept); the next refresh builds the wanted tables. */
 typedef struct recs_uw_set {
-    size_t n;
+    size_t n, nmods;
+    _Atomic unsigned char *want;   /* nmods flags, after segs[] */
+    const uint64_t *serial;        /* nmods module serials, after want */
     recs_uw_seg segs[];            /* sorted by lo */
 } recs_uw_set;
 
-/* Rescan the loaded modules, build tables for new ones and publish the
- * set (not from the handler). Returns the number of new modules or < 0. */
+/* Rescan the loaded modules and publish the set (not from the handler),
+ * building the tables a walk asked for. Returns the number of new modules
+ * or < 0. recs__uw_refresh_all() builds every table now (benchmarks). */
 int recs__uw_refresh(void);
+int recs__uw_refresh_all(void);
+/* Where the shared tables are (REC_CACHE_DIR; NULL: the default), taken
+ * into account by the next refresh. */
+void recs__uw_configure(const char *cache_dir);
 /* Free sets and tables no handler can still read (sampler thread); first
  * refresh if the loader's module counts changed or a handler asked. */
 void recs__uw_reclaim(void);
@@ -146,7 +168,7 @@ void recs__uw_mark_stale(void);
 RECS_UW_HIDDEN
 unsigned recs__uw_stack(bool cfi, uint64_t pc, uint64_t sp, uint64_t fp,
                         uint64_t bx, uint64_t lo, uint64_t hi, uint64_t *out,
-                        unsigned max, bool *truncated);
+                        unsigned max, bool *truncated, bool *early);
 /* Signal-safe. The current set (NULL before the first refresh). */
 RECS_UW_HIDDEN
 const recs_uw_set *recs__uw_current(void);
@@ -157,12 +179,27 @@ const recs_uw_seg *recs__uw_find(const recs_uw_set *set, uint64_t pc);
  * its module (the module's load bias subtracted): 1 found, 0 no FDE covers
  * pc, -1 pc lies in no module of the current set (not scanned yet). */
 int recs__uw_symbolic_start(uint64_t pc, uint64_t *vaddr);
-/* Table figures for benchmarks: modules, rows, bytes, build time. */
+/* Table figures for benchmarks: modules, rows, bytes, build time;
+ * modules whose table is pending, tables taken from the shared cache and
+ * tables stored there. */
 typedef struct recs_uw_stats {
     size_t modules, tables, rows, bytes;
     uint64_t build_ns;
+    size_t pending, cached, stored;
 } recs_uw_stats;
 void recs__uw_get_stats(recs_uw_stats *st);
+
+/* ---- the shared cache (unwind-cache.c) ---- */
+
+/* Where tables are shared: setting is REC_CACHE_DIR ("" or "off": no
+ * cache; NULL: $XDG_CACHE_HOME/rec or ~/.cache/rec); self_build_id
+ * identifies the code that builds tables (no build-id: no cache). */
+void recs__uwc_configure(const char *setting, const char *self_build_id);
+bool recs__uwc_enabled(void);
+/* The cached table of the module with this build-id (mapped), or NULL. */
+recs_uw_table *recs__uwc_load(const char *build_id);
+/* Share a built table. 0 or a negative REC_E* code. */
+int recs__uwc_store(const char *build_id, const recs_uw_table *t);
 
 /* ---- the walk (unwind-walk.c) ---- */
 
@@ -171,12 +208,13 @@ void recs__uw_get_stats(recs_uw_stats *st);
  * an interrupted pc + 1 past a signal trampoline so that the usual pc - 1
  * lookup lands on it) to out. Every stack read is checked against [lo,
  * hi). *truncated is set when max cut a walk that could go on, *root when
- * the outermost frame was reached. */
+ * the outermost frame was reached, *early when the walk ended at a module
+ * whose table is pending (its want[] flag is set). */
 RECS_UW_HIDDEN
 unsigned recs__uw_walk(const recs_uw_set *set, uint64_t pc, uint64_t sp,
                        uint64_t fp, uint64_t bx, uint64_t lo, uint64_t hi,
                        uint64_t *out, unsigned max, bool *truncated,
-                       bool *root);
+                       bool *root, bool *early);
 
 /* Signal-safe. Keep the leading frames that lie in an executable segment
  * of set (a frame-pointer chain through code that uses rbp as data yields

@@ -26,7 +26,7 @@ tests_workloads_stacks_LDADD = $(PTHREAD_LIBS)
 
 # Symbolization unit test (libsampler/symbols.c against this very program).
 check_PROGRAMS += tests/test-symbols
-tests_test_symbols_SOURCES = tests/test-symbols.c libsampler/symbols.c \
+tests_test_symbols_SOURCES = tests/test-symbols.c libsampler/symbols.c libsampler/modules.c \
 	libsampler/sym-elf.c libsampler/sym-cfi.c libsampler/symbols.h \
 	libsampler/sym-internal.h
 tests_test_symbols_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests $(ELF_CFLAGS) \

@@ -339,6 +339,27 @@ static void test_pages(void)
 
 /* ---- walker on a synthetic stack ---- */
 
+
+/* A set of one module with one segment [lo, hi) (free() it). */
+static _Atomic unsigned char want_flag;
+static uint64_t one_serial = 1;
+static recs_uw_set *one_seg_set(uint64_t lo, uint64_t hi, uint64_t bias,
+                                const recs_uw_table *t)
+{
+    recs_uw_set *set = calloc(1, sizeof *set + sizeof set->segs[0]);
+
+    if (!set)
+        abort();
+    set->n = set->nmods = 1;
+    set->want = &want_flag;
+    set->serial = &one_serial;
+    set->segs[0].lo = lo;
+    set->segs[0].hi = hi;
+    set->segs[0].bias = bias;
+    set->segs[0].tab = t;
+    return set;
+}
+
 static void test_walk(void)
 {
     struct buf b = { .n = 0 };
@@ -349,7 +370,7 @@ static void test_walk(void)
     static uint64_t stack[512] __attribute__((aligned(16)));
     uint64_t lo = (uintptr_t)stack, hi = lo + sizeof stack;
     uint64_t out[16];
-    bool trunc, root;
+    bool trunc, root, early;
     unsigned n;
 
     c = cie(&b, false, 1);
@@ -368,9 +389,7 @@ static void test_walk(void)
 
     /* One module at bias 0x400000: code 0x401000..0x402000. */
     const uint64_t bias = 0x400000;
-    struct { size_t n; recs_uw_seg segs[1]; } s1 = {
-        1, { { bias + 0x1000, bias + 0x2000, bias, t } } };
-    const recs_uw_set *set = (const recs_uw_set *)&s1;
+    recs_uw_set *set = one_seg_set(bias + 0x1000, bias + 0x2000, bias, t);
 
     /* Interrupted in B (leaf, CFA = sp + 40) called from A (rbp frame)
      * called from C (outermost). sp = &stack[10]. */
@@ -383,12 +402,12 @@ static void test_walk(void)
     stack[30] = 0x1234;                          /* C's rbp (not a pointer) */
     stack[31] = bias + 0x1210;                   /* ra -> C */
     n = recs__uw_walk(set, bias + 0x1120, sp, rbp, 0, sp, hi, out, 16, &trunc,
-                      &root);
+                      &root, &early);
     tap_ok(n == 2 && out[0] == bias + 0x1030 && out[1] == bias + 0x1210 &&
            root && !trunc, "leaf (sp rule) -> fp frame -> outermost (%u frames)", n);
 
     n = recs__uw_walk(set, bias + 0x1120, sp, rbp, 0, sp, hi, out, 1, &trunc,
-                      &root);
+                      &root, &early);
     tap_ok(n == 1 && trunc && !root, "depth limit: truncated");
 
     /* In A's epilogue after pop rbp (0x1034: CFA = sp + 8, the rbp rule
@@ -397,23 +416,23 @@ static void test_walk(void)
         uint64_t esp = (uintptr_t)&stack[40];
         stack[40] = bias + 0x1210;               /* ra -> C */
         n = recs__uw_walk(set, bias + 0x1034, esp, 0x5555, 0, lo + 8 * 39, hi,
-                          out, 16, &trunc, &root);
+                          out, 16, &trunc, &root, &early);
         tap_ok(n == 1 && out[0] == bias + 0x1210 && root,
                "epilogue: a popped rbp slot below sp is not read (%u)", n);
     }
 
     /* A corrupt sp: outside the stack. */
     n = recs__uw_walk(set, bias + 0x1120, hi + 4096, rbp, 0, hi + 4096, hi,
-                      out, 16, &trunc, &root);
+                      out, 16, &trunc, &root, &early);
     tap_ok(n == 0 && !trunc && !root, "sp outside the stack: no frame, no read");
     n = recs__uw_walk(set, bias + 0x1120, (uint64_t)-64, rbp, 0, lo, hi,
-                      out, 16, &trunc, &root);
+                      out, 16, &trunc, &root, &early);
     tap_ok(n == 0, "sp near the top of the address space: no frame");
 
     /* A return address outside known code ends the walk. */
     stack[10 + 4] = (uintptr_t)&stack[100];
     n = recs__uw_walk(set, bias + 0x1120, sp, rbp, 0, sp, hi, out, 16, &trunc,
-                      &root);
+                      &root, &early);
     tap_ok(n == 0 && !root, "stack address as return address: rejected");
 
     /* Frame-pointer chain that loops back down: stops. */
@@ -421,7 +440,7 @@ static void test_walk(void)
     stack[31] = bias + 0x1030;                   /* A calls A ... */
     stack[30] = (uintptr_t)&stack[20];           /* ... with rbp going down */
     n = recs__uw_walk(set, bias + 0x1120, sp, rbp, 0, sp, hi, out, 16, &trunc,
-                      &root);
+                      &root, &early);
     tap_ok(n <= 3 && !root, "descending frame pointer: walk ends (%u)", n);
 
     /* Signal trampoline: A's ra is the trampoline D; the ucontext sits
@@ -437,18 +456,29 @@ static void test_walk(void)
     uc->uc_mcontext.gregs[REG_RBP] = 0;
     stack[400 + 4] = bias + 0x1210;              /* B (sp + 40) -> C */
     n = recs__uw_walk(set, bias + 0x1120, sp, rbp, 0, sp, hi, out, 16, &trunc,
-                      &root);
+                      &root, &early);
     tap_ok(n == 4 && out[1] == bias + 0x1301 && out[2] == bias + 0x1111 &&
            out[3] == bias + 0x1210 && root,
            "signal trampoline crossed: interrupted pc recorded as pc + 1 (%u)", n);
     /* The ucontext beyond the stack: the walk stops there. */
     n = recs__uw_walk(set, bias + 0x1120, sp, rbp, 0, sp,
-                      (uintptr_t)&stack[33], out, 16, &trunc, &root);
+                      (uintptr_t)&stack[33], out, 16, &trunc, &root, &early);
     tap_ok(n <= 2 && !root, "ucontext out of bounds: stops (%u)", n);
 
     /* keep_code drops the first non-code address and what follows. */
     uint64_t fr[3] = { bias + 0x1030, (uintptr_t)stack, bias + 0x1210 };
     tap_ok(recs__uw_keep_code(set, fr, 3) == 1, "keep_code stops at a stack address");
+
+    /* Its table not built yet: the walk asks for it and ends there. */
+    tap_ok(!early && !atomic_load(&want_flag), "a built table: no early walk");
+    set->segs[0].tab = NULL;
+    set->segs[0].pending = 1;
+    n = recs__uw_walk(set, bias + 0x1120, sp, rbp, 0, sp, hi, out, 16, &trunc,
+                      &root, &early);
+    tap_ok(n == 0 && early && atomic_load(&want_flag) && !root,
+           "table pending: the walk ends, the module is wanted (%u frames)", n);
+    atomic_store(&want_flag, 0);
+    free(set);
     free(t);
 }
 
@@ -464,7 +494,7 @@ static void test_walk_bx(void)
     static uint64_t stack[128] __attribute__((aligned(16)));
     uint64_t hi = (uintptr_t)stack + sizeof stack;
     uint64_t out[16];
-    bool trunc, root;
+    bool trunc, root, early;
     unsigned n;
 
     c = cie(&b, false, 1);
@@ -489,9 +519,7 @@ static void test_walk_bx(void)
            "CFA = rsp + 16, rbx saved at CFA - 16: kept");
 
     const uint64_t bias = 0x400000;
-    struct { size_t n; recs_uw_seg segs[1]; } s1 = {
-        1, { { bias + 0x1000, bias + 0x2000, bias, t } } };
-    const recs_uw_set *set = (const recs_uw_set *)&s1;
+    recs_uw_set *set = one_seg_set(bias + 0x1000, bias + 0x2000, bias, t);
 
     /* Interrupted in F (sp = &stack[10]) called from E, whose rbx F saved
      * at stack[10]; E's CFA = rbx + 16 = &stack[52], far above F's frame
@@ -503,18 +531,19 @@ static void test_walk_bx(void)
     stack[50] = 0x77;                            /* E's caller's rbx */
     stack[51] = bias + 0x1210;                   /* E -> C */
     n = recs__uw_walk(set, bias + 0x1510, sp, 0x5555, 0x9999, sp, hi, out, 16,
-                      &trunc, &root);
+                      &trunc, &root, &early);
     tap_ok(n == 2 && out[0] == bias + 0x1430 && out[1] == bias + 0x1210 &&
            root, "rbx restored from the callee's save, CFA = rbx + 16 (%u)", n);
     n = recs__uw_walk(set, bias + 0x1410, (uintptr_t)&stack[20], 0x5555, ebx,
-                      (uintptr_t)&stack[20], hi, out, 16, &trunc, &root);
+                      (uintptr_t)&stack[20], hi, out, 16, &trunc, &root, &early);
     tap_ok(n == 1 && out[0] == bias + 0x1210 && root,
            "interrupted in the trampoline: rbx from the registers (%u)", n);
     /* rbx pointing outside the stack: no read, the walk stops. */
     stack[10] = hi + 4096;
     n = recs__uw_walk(set, bias + 0x1510, sp, 0x5555, 0x9999, sp, hi, out, 16,
-                      &trunc, &root);
+                      &trunc, &root, &early);
     tap_ok(n == 1 && !root, "rbx outside the stack: stops after E (%u)", n);
+    free(set);
     free(t);
 }
 

@@ -28,3 +28,11 @@ expect_status() {
 }
 
 tap_scratch rec-tools-test
+
+# early_stacks REC: the samples REC counts as early stacks (taken before
+# the unwind table of a module on their stack was built: they end there),
+# which a check of exact chains does not judge.
+early_stacks() {
+    "$REC_DUMP" --ndjson --events ProcessUsage "$1" 2>/dev/null |
+        jq -s '[.[].earlyStacks // 0] | add // 0'
+}

@@ -4,6 +4,11 @@ check_PROGRAMS += tests/test-unwind-table
 tests_test_unwind_table_SOURCES = tests/test-unwind-table.c libsampler/unwind-build.c \
 	libsampler/unwind-walk.c libsampler/fpwalk.c libsampler/unwind.h
 tests_test_unwind_table_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests
+check_PROGRAMS += tests/test-unwind-cache
+tests_test_unwind_cache_SOURCES = tests/test-unwind-cache.c \
+	libsampler/unwind-cache.c libsampler/unwind-build.c libsampler/unwind.h
+tests_test_unwind_cache_CPPFLAGS = -I$(top_srcdir)/libsampler $(AM_CPPFLAGS) \
+	-I$(top_srcdir)/tests
 
 # Workloads as Debian builds its packages: -O2, no frame pointers.
 NOFP_CFLAGS = $(WARN_CFLAGS) $(PTHREAD_CFLAGS) -O2 -g -fomit-frame-pointer \
@@ -45,7 +50,7 @@ tests_workloads_libunwdf_la_CFLAGS = $(NOFP_CFLAGS) \
 	-fno-asynchronous-unwind-tables -fno-unwind-tables
 tests_workloads_libunwdf_la_LDFLAGS = -module -avoid-version -rpath /nowhere
 
-TESTS += tests/test-unwind-table tests/test-unwind.sh tests/test-debug-dir.sh
+TESTS += tests/test-unwind-table tests/test-unwind-cache tests/test-unwind.sh tests/test-debug-dir.sh
 dist_check_SCRIPTS += tests/test-unwind.sh tests/test-debug-dir.sh
 # The readers' --debug-dir on a recording of libunws (tests/mkgolden).
 EXTRA_DIST += tests/data/debug-dir/dump-names.txt \

@@ -1,0 +1,180 @@
+/*
+ * tests/test-unwind-cache.c - the shared unwind-table cache: a stored
+ * table maps back identical; a file that is damaged, foreign, someone
+ * else's, reachable by others or a link is never used; a directory others
+ * can enter is not a cache.
+ */
+#include <config.h>
+#include "tap.h"
+#include "internal.h"
+#include "unwind.h"
+#include <rec/record.h>
+
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* The cache's writes protect their descriptor from the program. */
+int recs__fd_own(int fd)
+{
+    (void)fd;
+    return 0;
+}
+
+void recs__fd_disown(int fd)
+{
+    (void)fd;
+}
+
+#define BID  "0123456789abcdef0123456789abcdef01234567"
+#define SELF "feedface"
+
+static char dir[256], file[512];
+
+/* A table of three functions spread over several pages. */
+static recs_uw_table *make_table(void)
+{
+    size_t nrows = 4, npages = 9;
+    recs_uw_table *t = calloc(1, sizeof *t + nrows * sizeof(recs_uw_row) +
+                                     npages * sizeof(uint32_t));
+    recs_uw_row *rows = (recs_uw_row *)(t + 1);
+    uint32_t *pages = (uint32_t *)(rows + nrows);
+    static const uint32_t starts[4] = { 0, 0x1000, 0x3400, 0x8000 };
+
+    for (size_t i = 0; i < nrows; i++) {
+        rows[i].start = starts[i];
+        rows[i].cfa_off = (int32_t)(8 + 8 * i);
+        rows[i].ra_off = -8;
+        rows[i].flags = i + 1 < nrows ? RECS_UW_FUNC : RECS_UW_NONE;
+    }
+    for (size_t p = 0; p < npages; p++)
+        pages[p] = p < 1 ? 0 : p < 3 ? 1 : p < 8 ? 2 : 3;
+    t->base = 0x1000;
+    t->nrows = nrows;
+    t->npages = npages;
+    t->rows = rows;
+    t->pages = pages;
+    return t;
+}
+
+static bool same(const recs_uw_table *a, const recs_uw_table *b)
+{
+    return a && b && a->base == b->base && a->nrows == b->nrows &&
+           a->npages == b->npages &&
+           !memcmp(a->rows, b->rows, a->nrows * sizeof a->rows[0]) &&
+           !memcmp(a->pages, b->pages, a->npages * sizeof a->pages[0]);
+}
+
+static bool loads(void)
+{
+    recs_uw_table *t = recs__uwc_load(BID);
+    bool ok = t != NULL;
+    recs__uw_table_free(t);
+    return ok;
+}
+
+/* Flip one byte of the file at off (from its end if negative). */
+static void poke(long off)
+{
+    int fd = open(file, O_RDWR);
+    unsigned char c;
+    off_t at = off < 0 ? lseek(fd, off, SEEK_END) : (off_t)off;
+
+    if (pread(fd, &c, 1, at) == 1) {
+        c ^= 0x5a;
+        if (pwrite(fd, &c, 1, at) != 1)
+            abort();
+    }
+    close(fd);
+}
+
+int main(void)
+{
+    recs_uw_table *t = make_table(), *m;
+    char sub[300];
+
+    snprintf(dir, sizeof dir, "%s/uwc.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    if (!mkdtemp(dir))
+        return 99;
+    snprintf(file, sizeof file, "%s/%s.uwt", dir, BID);
+
+    recs__uwc_configure(dir, SELF);
+    tap_ok(recs__uwc_enabled(), "a private directory is a cache");
+    tap_ok(!loads(), "nothing cached yet");
+    tap_ok(recs__uwc_store(BID, t) == 0, "table stored");
+    {
+        struct stat st;
+        tap_ok(stat(file, &st) == 0 && (st.st_mode & 0777) == 0600,
+               "stored 0600 under its build-id");
+    }
+    m = recs__uwc_load(BID);
+    tap_ok(same(t, m) && m->map != NULL, "loaded back identical, mapped");
+    tap_ok(recs__uw_lookup(m, 0x1000 + 0x3500) == &m->rows[2],
+           "lookups work on the mapped rows");
+    recs__uw_table_free(m);
+    tap_ok(recs__uwc_load("0123") == NULL, "another build-id: not this file");
+    tap_ok(recs__uwc_load("../x") == NULL && recs__uwc_store("../x", t) < 0,
+           "a build-id that is not hex names no file");
+
+    /* Another builder (another libsampler) made it: rebuilt, not used. */
+    recs__uwc_configure(dir, "beefcafe");
+    tap_ok(!loads(), "another builder's table is not used");
+    recs__uwc_configure(dir, SELF);
+    tap_ok(loads(), "its own builder's is");
+
+    poke(-5);
+    tap_ok(!loads(), "a changed page index: checksum refused");
+    tap_ok(recs__uwc_store(BID, t) == 0 && loads(), "stored again, replaced");
+    poke(400);
+    tap_ok(!loads(), "a changed row: checksum refused");
+    recs__uwc_store(BID, t);
+    tap_ok(truncate(file, 300) == 0 && !loads(), "a short file is refused");
+    recs__uwc_store(BID, t);
+    chmod(file, 0644);
+    tap_ok(!loads(), "a file others can read or write is refused");
+    chmod(file, 0600);
+    if (geteuid() == 0) {
+        tap_ok(chown(file, 65534, 65534) == 0 && !loads(),
+               "someone else's file is refused");
+        unlink(file);
+    } else {
+        tap_ok(1, "# SKIP not root: cannot give a file away");
+    }
+    recs__uwc_store(BID, t);
+    {
+        char real[600];
+        snprintf(real, sizeof real, "%s/real", dir);
+        rename(file, real);
+        tap_ok(symlink(real, file) == 0 && !loads(), "a symbolic link is refused");
+        unlink(file);
+        unlink(real);
+    }
+
+    /* Whole, but not a table the handler can walk safely. */
+    ((uint32_t *)t->pages)[8] = 4;
+    tap_ok(recs__uwc_store(BID, t) == 0 && !loads(),
+           "a page index past the rows is refused");
+    ((uint32_t *)t->pages)[8] = 3;
+    ((recs_uw_row *)t->rows)[1].start = 0x9000;
+    tap_ok(recs__uwc_store(BID, t) == 0 && !loads(), "unsorted rows are refused");
+    ((recs_uw_row *)t->rows)[1].start = 0x1000;
+    unlink(file);
+
+    snprintf(sub, sizeof sub, "%s/open", dir);
+    mkdir(sub, 0755);
+    recs__uwc_configure(sub, SELF);
+    tap_ok(!recs__uwc_enabled(), "a directory others can enter is no cache");
+    rmdir(sub);
+    recs__uwc_configure("off", SELF);
+    tap_ok(!recs__uwc_enabled(), "off: no cache");
+    recs__uwc_configure(dir, "");
+    tap_ok(!recs__uwc_enabled(), "no build-id of our own: no cache");
+
+    free(t);
+    rmdir(dir);
+    return tap_done();
+}
