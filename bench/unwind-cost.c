@@ -34,19 +34,6 @@ uint64_t recs__now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* The shared cache's writes protect their descriptor from the program;
- * there is no program here. */
-int recs__fd_own(int fd)
-{
-    (void)fd;
-    return 0;
-}
-
-void recs__fd_disown(int fd)
-{
-    (void)fd;
-}
-
 static int cmp_u64(const void *a, const void *b)
 {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;

@@ -19,7 +19,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <lzma.h>
 
 #define DEBUG_ROOT "/usr/lib/debug"
 
@@ -29,28 +28,10 @@
  * symbol table names, and its build-id allows offline symbolization. */
 #define RECS_MAX_INFLATED_DWARF (4u << 20)
 
-static Elf_Scn *find_section(Elf *elf, const char *name, GElf_Shdr *shdr)
-{
-    size_t shstrndx;
-    Elf_Scn *scn = NULL;
-
-    if (elf_getshdrstrndx(elf, &shstrndx) < 0)
-        return NULL;
-    while ((scn = elf_nextscn(elf, scn)) != NULL) {
-        const char *n;
-        if (!gelf_getshdr(scn, shdr))
-            continue;
-        n = elf_strptr(elf, shstrndx, shdr->sh_name);
-        if (n && !strcmp(n, name))
-            return scn;
-    }
-    return NULL;
-}
-
 static bool has_debug_info(Elf *elf)
 {
     GElf_Shdr sh;
-    Elf_Scn *scn = find_section(elf, ".debug_info", &sh);
+    Elf_Scn *scn = recs__elf_section(elf, ".debug_info", &sh);
     return scn && sh.sh_type != SHT_NOBITS && sh.sh_size > 0;
 }
 
@@ -137,7 +118,7 @@ static void find_debug_file(recs__module *m)
         if (try_debug_file(m, path))
             return;
     }
-    scn = find_section(m->elf, ".gnu_debuglink", &sh);
+    scn = recs__elf_section(m->elf, ".gnu_debuglink", &sh);
     if (scn && m->path[0] == '/') {
         Elf_Data *d = elf_getdata(scn, NULL);
         const char *link = d && d->d_buf ? d->d_buf : NULL;
@@ -157,278 +138,8 @@ static void find_debug_file(recs__module *m)
     }
 }
 
-/* Which of several names of one address to show: a plain global name
- * before a weak one before a local one, and any before a versioned alias
- * of the static table ("clock_gettime@@GLIBC_2.17"). */
-static int sym_rank(const GElf_Sym *sym, const char *name)
-{
-    int bind = GELF_ST_BIND(sym->st_info);
-    int r = bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1 : 2;
-    if (GELF_ST_VISIBILITY(sym->st_other) != STV_DEFAULT)
-        r += 3;
-    if (strchr(name, '@'))
-        r += 6;
-    return r;
-}
-
-struct raw_sym {
-    struct recs__sym s;
-    int rank;
-};
-
-static int cmp_raw_sym(const void *a, const void *b)
-{
-    const struct raw_sym *x = a, *y = b;
-    if (x->s.addr != y->s.addr)
-        return x->s.addr < y->s.addr ? -1 : 1;
-    if (x->rank != y->rank)
-        return x->rank - y->rank;
-    return (x->s.size < y->s.size) - (x->s.size > y->s.size);  /* bigger first */
-}
-
-/* A MiniDebugInfo image larger than this once inflated is not used (the
- * ones distributions ship hold a symbol table: well below). */
-#define RECS_MAX_MINI_DEBUGINFO (16u << 20)
-
-/* MiniDebugInfo: .gnu_debugdata is an xz-compressed ELF whose .symtab
- * names the functions .dynsym does not (Fedora ships it; a stripped
- * binary is then named without debug files). */
-static void open_mini_debuginfo(recs__module *m)
-{
-    GElf_Shdr sh;
-    Elf_Scn *scn = find_section(m->elf, ".gnu_debugdata", &sh);
-    Elf_Data *d = scn && sh.sh_type == SHT_PROGBITS ? elf_rawdata(scn, NULL)
-                                                      : NULL;
-    lzma_stream z = LZMA_STREAM_INIT;
-    unsigned char *out = NULL;
-    size_t cap = 0;
-    lzma_ret r;
-
-    if (!d || !d->d_buf || d->d_size == 0 ||
-        lzma_stream_decoder(&z, 64u << 20, 0) != LZMA_OK)
-        return;
-    z.next_in = d->d_buf;
-    z.avail_in = d->d_size;
-    do {
-        if (z.avail_out == 0) {
-            size_t ncap = cap ? 2 * cap : 4 * d->d_size + 4096;
-            unsigned char *v;
-            if (ncap > RECS_MAX_MINI_DEBUGINFO || !(v = realloc(out, ncap)))
-                goto fail;
-            out = v;
-            z.next_out = out + cap;
-            z.avail_out = ncap - cap;
-            cap = ncap;
-        }
-        r = lzma_code(&z, LZMA_FINISH);
-    } while (r == LZMA_OK);
-    if (r != LZMA_STREAM_END)
-        goto fail;
-    m->mini_elf = elf_memory((char *)out, cap - z.avail_out);
-    if (!m->mini_elf || elf_kind(m->mini_elf) != ELF_K_ELF) {
-        if (m->mini_elf)
-            elf_end(m->mini_elf);
-        m->mini_elf = NULL;
-        goto fail;
-    }
-    m->mini_image = out;
-    lzma_end(&z);
-    return;
-fail:
-    lzma_end(&z);
-    free(out);
-}
-
-/* The first symbol table of type in elf, and its entry count. */
-static Elf_Data *symtab_data(Elf *elf, Elf32_Word type, GElf_Shdr *sh,
-                             size_t *n)
-{
-    Elf_Scn *scn = NULL;
-    Elf_Data *d;
-
-    while (elf && (scn = elf_nextscn(elf, scn)) != NULL) {
-        if (!gelf_getshdr(scn, sh) || sh->sh_type != type || !sh->sh_entsize)
-            continue;
-        d = elf_getdata(scn, NULL);
-        *n = d ? sh->sh_size / sh->sh_entsize : 0;
-        if (*n)
-            return d;
-    }
-    return NULL;
-}
-
-/* Function symbols of the first table of the given type, with those of the
- * first table of type2 in elf2 if elf2 is not NULL (MiniDebugInfo's .symtab
- * holds only what .dynsym lacks), sorted by address, one per address
- * (global before weak before local: aliases share it). */
-static int load_symtab2(recs__module *m, Elf *elf, Elf32_Word type,
-                        Elf *elf2, Elf32_Word type2)
-{
-    GElf_Shdr sh, sh2 = { 0 };
-    size_t n = 0, n2 = 0, k = 0;
-    Elf_Data *d = symtab_data(elf, type, &sh, &n);
-    Elf_Data *d2 = elf2 ? symtab_data(elf2, type2, &sh2, &n2) : NULL;
-    struct raw_sym *raw;
-
-    if (!d)
-        return 0;
-    if (!d2)
-        n2 = 0;
-    raw = malloc((n + n2) * sizeof *raw);
-    if (!raw)
-        return REC_ENOMEM;
-    for (int pass = 0; pass < 2; pass++) {
-        Elf *e = pass ? elf2 : elf;
-        Elf_Data *dd = pass ? d2 : d;
-        size_t nn = pass ? n2 : n;
-        size_t link = pass ? sh2.sh_link : sh.sh_link;
-        for (size_t i = 1; i < nn; i++) {
-            GElf_Sym sym;
-            const char *name;
-            int t;
-            if (!gelf_getsym(dd, (int)i, &sym))
-                continue;
-            t = GELF_ST_TYPE(sym.st_info);
-            if ((t != STT_FUNC && t != STT_GNU_IFUNC) || sym.st_shndx == SHN_UNDEF ||
-                sym.st_value == 0)
-                continue;
-            name = elf_strptr(e, link, sym.st_name);
-            if (!name || !name[0])
-                continue;
-            raw[k].s.addr = sym.st_value;
-            raw[k].s.size = sym.st_size;
-            raw[k].s.name = name;
-            raw[k].rank = sym_rank(&sym, name);
-            k++;
-        }
-    }
-    qsort(raw, k, sizeof *raw, cmp_raw_sym);
-    m->syms = malloc((k ? k : 1) * sizeof *m->syms);
-    if (!m->syms) {
-        free(raw);
-        return REC_ENOMEM;
-    }
-    m->nsyms = 0;
-    for (size_t i = 0; i < k; i++)
-        if (i == 0 || raw[i].s.addr != raw[i - 1].s.addr)
-            m->syms[m->nsyms++] = raw[i].s;
-    free(raw);
-    return 1;
-}
-
-static int load_symtab(recs__module *m, Elf *elf, Elf32_Word type)
-{
-    return load_symtab2(m, elf, type, NULL, 0);
-}
-
-static int cmp_sym(const void *a, const void *b)
-{
-    const struct recs__sym *x = a, *y = b;
-    if (x->addr != y->addr)
-        return x->addr < y->addr ? -1 : 1;
-    /* The larger first: a lookup takes the last one that covers vaddr. */
-    return x->size > y->size ? -1 : x->size < y->size;
-}
-
-/* PLT stubs have no symbols: without these, a pc in one takes the name of
- * the nearest unsized symbol before it (_init). Entries of .plt (after its
- * header) and .plt.sec are named target@plt from .rela.plt, as binutils
- * and perf do; the rest of the PLT sections is "[plt]". */
-static int add_plt_syms(recs__module *m, Elf *elf)
-{
-    size_t shstrndx, nrel = 0, nplt = 0, namebytes = 0, k = 0;
-    Elf_Scn *scn = NULL, *rela = NULL, *dynsym = NULL;
-    GElf_Shdr sh, rsh = { 0 }, dsh = { 0 };
-    struct { uint64_t addr, size, ent; bool sec; } plt[3];
-    struct recs__sym *v;
-    Elf_Data *rd = NULL, *dd = NULL;
-    char *names, *p;
-
-    if (elf_getshdrstrndx(elf, &shstrndx) < 0)
-        return 0;
-    while ((scn = elf_nextscn(elf, scn)) != NULL) {
-        const char *n;
-        if (!gelf_getshdr(scn, &sh))
-            continue;
-        n = elf_strptr(elf, shstrndx, sh.sh_name);
-        if (!n)
-            continue;
-        if (!strcmp(n, ".rela.plt") && sh.sh_type == SHT_RELA && sh.sh_entsize) {
-            rela = scn;
-            rsh = sh;
-        } else if ((!strcmp(n, ".plt") || !strcmp(n, ".plt.sec") ||
-                    !strcmp(n, ".plt.got")) && sh.sh_size && nplt < 3) {
-            plt[nplt].addr = sh.sh_addr;
-            plt[nplt].size = sh.sh_size;
-            plt[nplt].ent = !strcmp(n, ".plt.got") ? 0 : 16;
-            plt[nplt].sec = !strcmp(n, ".plt.sec");
-            nplt++;
-        }
-    }
-    if (nplt == 0)
-        return 0;
-    if (rela && (dynsym = elf_getscn(elf, rsh.sh_link)) &&
-        gelf_getshdr(dynsym, &dsh) && (rd = elf_getdata(rela, NULL)) &&
-        (dd = elf_getdata(dynsym, NULL)))
-        nrel = rsh.sh_size / rsh.sh_entsize;
-    for (size_t i = 0; i < nrel; i++) {
-        GElf_Rela r;
-        GElf_Sym s;
-        const char *n;
-        if (gelf_getrela(rd, (int)i, &r) &&
-            gelf_getsym(dd, (int)GELF_R_SYM(r.r_info), &s) &&
-            (n = elf_strptr(elf, dsh.sh_link, s.st_name)))
-            namebytes += strlen(n) + 5;
-    }
-    v = realloc(m->syms, (m->nsyms + 2 * nrel + nplt) * sizeof *v);
-    names = malloc(namebytes + 1);
-    if (!v || !names) {
-        if (v)
-            m->syms = v;
-        free(names);
-        return REC_ENOMEM;
-    }
-    m->syms = v;
-    p = names;
-    for (size_t j = 0; j < nplt; j++) {
-        uint64_t first = plt[j].sec ? 0 : 16;   /* .plt: header first */
-        for (size_t i = 0; plt[j].ent && i < nrel &&
-             first + (i + 1) * plt[j].ent <= plt[j].size; i++) {
-            GElf_Rela r;
-            GElf_Sym s;
-            const char *n;
-            if (!gelf_getrela(rd, (int)i, &r) ||
-                !gelf_getsym(dd, (int)GELF_R_SYM(r.r_info), &s) ||
-                !(n = elf_strptr(elf, dsh.sh_link, s.st_name)))
-                continue;
-            size_t len = strlen(n);
-            memcpy(p, n, len);
-            memcpy(p + len, "@plt", 5);
-            v[m->nsyms + k].addr = plt[j].addr + first + i * plt[j].ent;
-            v[m->nsyms + k].size = plt[j].ent;
-            v[m->nsyms + k].name = p;
-            p += len + 5;
-            k++;
-        }
-    }
-    /* The sections themselves, sized, for what no entry covers. Sorted
-     * before the entries at the same address (the lookup takes the last). */
-    for (size_t j = 0; j < nplt; j++) {
-        v[m->nsyms + k].addr = plt[j].addr;
-        v[m->nsyms + k].size = plt[j].size;
-        v[m->nsyms + k].name = "[plt]";
-        k++;
-    }
-    m->nsyms += k;
-    qsort(m->syms, m->nsyms, sizeof *m->syms, cmp_sym);
-    m->plt_names = names;
-    return 0;
-}
-
 int recs__module_load(recs__module *m)
 {
-    int rc;
-
     if (m->load_state)
         return m->load_state > 0 ? 0 : REC_ENOTFOUND;
     m->load_state = -1;
@@ -461,19 +172,7 @@ int recs__module_load(recs__module *m)
     if (m->dwarf)
         m->dbg_cfi = dwarf_getcfi(m->dwarf);
 
-    rc = load_symtab(m, m->elf, SHT_SYMTAB);
-    if (rc == 0 && m->dbg_elf)
-        rc = load_symtab(m, m->dbg_elf, SHT_SYMTAB);
-    if (rc == 0 && !m->image) {
-        open_mini_debuginfo(m);
-        if (m->mini_elf)
-            rc = load_symtab2(m, m->mini_elf, SHT_SYMTAB, m->elf, SHT_DYNSYM);
-    }
-    if (rc == 0)
-        rc = load_symtab(m, m->elf, SHT_DYNSYM);
-    if (rc >= 0)
-        rc = add_plt_syms(m, m->elf);
-    if (rc < 0)
+    if (recs__module_load_syms(m) < 0)
         goto fail;
     m->load_state = 1;
     return 0;
@@ -504,9 +203,7 @@ void recs__module_unload(recs__module *m)
         close(m->dbg_fd);
     if (m->fd >= 0)
         close(m->fd);
-    free(m->syms);
-    free(m->plt_names);
-    m->plt_names = NULL;
+    recs__module_free_syms(m);
     free(m->cus);
     free(m->fns);
     free(m->fn_cus);
@@ -520,35 +217,7 @@ void recs__module_unload(recs__module *m)
     m->eh_cfi = m->dbg_cfi = NULL;
     m->elf = m->dbg_elf = NULL;
     m->fd = m->dbg_fd = -1;
-    m->syms = NULL;
-    m->nsyms = 0;
     m->load_state = 0;
-}
-
-const char *recs__module_symbol(recs__module *m, uint64_t vaddr)
-{
-    size_t lo = 0, hi = m->nsyms;
-
-    /* Last symbol starting at or before vaddr. */
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (m->syms[mid].addr <= vaddr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    if (lo == 0)
-        return NULL;
-    /* A few predecessors too: a sized function can contain a nested symbol
-     * (assembly entry points) that ends before vaddr. */
-    for (size_t i = lo, k = 0; i-- > 0 && k < 4; k++) {
-        const struct recs__sym *s = &m->syms[i];
-        if (vaddr - s->addr < s->size)
-            return s->name;
-        if (s->size == 0 && i == lo - 1)
-            return s->name;      /* unsized (hand-written) symbol: nearest wins */
-    }
-    return NULL;
 }
 
 static const char *die_name(Dwarf_Die *die)

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <elfutils/libdw.h>
+#include <gelf.h>
 #include <libelf.h>
 
 #include "symbols.h"
@@ -19,7 +20,8 @@
 
 struct recs__sym {
     uint64_t addr, size;             /* ELF virtual address */
-    const char *name;                /* in the ELF string table (kept mapped) */
+    uint32_t name;                   /* offset in the module's sym_names */
+    uint32_t pad;                    /* 0 */
 };
 
 typedef struct recs__module {
@@ -44,9 +46,12 @@ typedef struct recs__module {
     Dwarf *dwarf;                    /* from elf or the separate debug file */
     Dwarf_CFI *eh_cfi;               /* .eh_frame of elf */
     Dwarf_CFI *dbg_cfi;              /* .debug_frame, if no .eh_frame entry */
-    struct recs__sym *syms;
+    const struct recs__sym *syms;    /* sorted (sym-table.c) */
     size_t nsyms;
-    char *plt_names;                 /* names of the PLT entries' symbols */
+    const char *sym_names;
+    void *sym_own;                   /* syms and names built here, or */
+    void *sym_map;                   /* mapped from the shared cache */
+    size_t sym_map_len;
     struct cu_range *cus;            /* CU address ranges (sym-elf.c) */
     size_t ncus;
     bool cus_built;
@@ -69,6 +74,14 @@ typedef struct recs__srcframe {
  * or < 0 if the file cannot be read (the module then resolves to offsets). */
 int  recs__module_load(recs__module *m);
 void recs__module_unload(recs__module *m);
+
+/* The section of elf with this name (its header in *shdr), or NULL. */
+Elf_Scn *recs__elf_section(Elf *elf, const char *name, GElf_Shdr *shdr);
+
+/* sym-table.c: m's function symbols (m->elf, dbg_elf open), from the
+ * shared cache or built. 0 or < 0. */
+int  recs__module_load_syms(recs__module *m);
+void recs__module_free_syms(recs__module *m);
 
 /* Name of the function containing vaddr from .symtab/.dynsym, or NULL. */
 const char *recs__module_symbol(recs__module *m, uint64_t vaddr);

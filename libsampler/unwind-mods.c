@@ -28,6 +28,7 @@
 
 #include "fpwalk.h"
 #include "symbols.h"
+#include "cache.h"
 
 #include <fcntl.h>
 #include <gelf.h>
@@ -204,7 +205,7 @@ static void build_table(struct umod *m, struct dl_phdr_info *info)
     uint8_t *df;
 
     m->built = true;
-    if (m->build_id[0] && recs__uwc_enabled() &&
+    if (m->build_id[0] && recs__cache_enabled() &&
         (m->tab = recs__uwc_load(m->build_id)) != NULL) {
         stats.cached++;
         goto done;
@@ -411,7 +412,7 @@ static int refresh(bool all)
     dl_iterate_phdr(found_cb, &sc);
     if (!cache_configured) {
         /* Our own build-id is known now: it names the builder. */
-        recs__uwc_configure(cache_setting, self_build_id);
+        recs__cache_configure(cache_setting, self_build_id);
         cache_configured = true;
     }
     stats.pending = 0;
@@ -443,7 +444,7 @@ static int refresh(bool all)
         if (!mods[i].store)
             continue;
         mods[i].store = false;
-        if (mods[i].tab && recs__uwc_enabled() &&
+        if (mods[i].tab && recs__cache_enabled() &&
             recs__uwc_store(mods[i].build_id, mods[i].tab) == 0)
             stats.stored++;
     }

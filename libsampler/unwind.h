@@ -189,13 +189,8 @@ typedef struct recs_uw_stats {
 } recs_uw_stats;
 void recs__uw_get_stats(recs_uw_stats *st);
 
-/* ---- the shared cache (unwind-cache.c) ---- */
+/* ---- the shared cache (unwind-cache.c, over cache.h) ---- */
 
-/* Where tables are shared: setting is REC_CACHE_DIR ("" or "off": no
- * cache; NULL: $XDG_CACHE_HOME/rec or ~/.cache/rec); self_build_id
- * identifies the code that builds tables (no build-id: no cache). */
-void recs__uwc_configure(const char *setting, const char *self_build_id);
-bool recs__uwc_enabled(void);
 /* The cached table of the module with this build-id (mapped), or NULL. */
 recs_uw_table *recs__uwc_load(const char *build_id);
 /* Share a built table. 0 or a negative REC_E* code. */

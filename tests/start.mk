@@ -26,10 +26,13 @@ tests_workloads_stacks_LDADD = $(PTHREAD_LIBS)
 
 # Symbolization unit test (libsampler/symbols.c against this very program).
 check_PROGRAMS += tests/test-symbols
-tests_test_symbols_SOURCES = tests/test-symbols.c libsampler/symbols.c libsampler/modules.c \
-	libsampler/sym-elf.c libsampler/sym-cfi.c libsampler/symbols.h \
+tests_test_symbols_SOURCES = tests/test-symbols.c tests/fd-stubs.c \
+	libsampler/symbols.c libsampler/modules.c \
+	libsampler/sym-elf.c libsampler/sym-table.c libsampler/cache.c \
+	libsampler/sym-cfi.c libsampler/symbols.h \
 	libsampler/sym-internal.h
-tests_test_symbols_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests $(ELF_CFLAGS) \
+tests_test_symbols_CPPFLAGS = -I$(top_srcdir)/libsampler $(AM_CPPFLAGS) \
+	-I$(top_srcdir)/tests $(ELF_CFLAGS) \
 	$(LZMA_CFLAGS)
 tests_test_symbols_CFLAGS = $(AM_CFLAGS) $(PTHREAD_CFLAGS) -fno-optimize-sibling-calls
 tests_test_symbols_LDADD = librecord/librecord.la $(ELF_LIBS) $(LZMA_LIBS) \

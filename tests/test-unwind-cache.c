@@ -8,6 +8,7 @@
 #include "tap.h"
 #include "internal.h"
 #include "unwind.h"
+#include "cache.h"
 #include <rec/record.h>
 
 #include <fcntl.h>
@@ -17,18 +18,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-/* The cache's writes protect their descriptor from the program. */
-int recs__fd_own(int fd)
-{
-    (void)fd;
-    return 0;
-}
-
-void recs__fd_disown(int fd)
-{
-    (void)fd;
-}
 
 #define BID  "0123456789abcdef0123456789abcdef01234567"
 #define SELF "feedface"
@@ -102,8 +91,8 @@ int main(void)
         return 99;
     snprintf(file, sizeof file, "%s/%s.uwt", dir, BID);
 
-    recs__uwc_configure(dir, SELF);
-    tap_ok(recs__uwc_enabled(), "a private directory is a cache");
+    recs__cache_configure(dir, SELF);
+    tap_ok(recs__cache_enabled(), "a private directory is a cache");
     tap_ok(!loads(), "nothing cached yet");
     tap_ok(recs__uwc_store(BID, t) == 0, "table stored");
     {
@@ -121,9 +110,9 @@ int main(void)
            "a build-id that is not hex names no file");
 
     /* Another builder (another libsampler) made it: rebuilt, not used. */
-    recs__uwc_configure(dir, "beefcafe");
+    recs__cache_configure(dir, "beefcafe");
     tap_ok(!loads(), "another builder's table is not used");
-    recs__uwc_configure(dir, SELF);
+    recs__cache_configure(dir, SELF);
     tap_ok(loads(), "its own builder's is");
 
     poke(-5);
@@ -166,13 +155,13 @@ int main(void)
 
     snprintf(sub, sizeof sub, "%s/open", dir);
     mkdir(sub, 0755);
-    recs__uwc_configure(sub, SELF);
-    tap_ok(!recs__uwc_enabled(), "a directory others can enter is no cache");
+    recs__cache_configure(sub, SELF);
+    tap_ok(!recs__cache_enabled(), "a directory others can enter is no cache");
     rmdir(sub);
-    recs__uwc_configure("off", SELF);
-    tap_ok(!recs__uwc_enabled(), "off: no cache");
-    recs__uwc_configure(dir, "");
-    tap_ok(!recs__uwc_enabled(), "no build-id of our own: no cache");
+    recs__cache_configure("off", SELF);
+    tap_ok(!recs__cache_enabled(), "off: no cache");
+    recs__cache_configure(dir, "");
+    tap_ok(!recs__cache_enabled(), "no build-id of our own: no cache");
 
     free(t);
     rmdir(dir);

@@ -5,8 +5,9 @@ tests_test_unwind_table_SOURCES = tests/test-unwind-table.c libsampler/unwind-bu
 	libsampler/unwind-walk.c libsampler/fpwalk.c libsampler/unwind.h
 tests_test_unwind_table_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests
 check_PROGRAMS += tests/test-unwind-cache
-tests_test_unwind_cache_SOURCES = tests/test-unwind-cache.c \
-	libsampler/unwind-cache.c libsampler/unwind-build.c libsampler/unwind.h
+tests_test_unwind_cache_SOURCES = tests/test-unwind-cache.c tests/fd-stubs.c \
+	libsampler/unwind-cache.c libsampler/cache.c libsampler/cache.h \
+	libsampler/unwind-build.c libsampler/unwind.h
 tests_test_unwind_cache_CPPFLAGS = -I$(top_srcdir)/libsampler $(AM_CPPFLAGS) \
 	-I$(top_srcdir)/tests
 

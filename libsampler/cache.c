@@ -1,0 +1,272 @@
+/*
+ * libsampler/cache.c - the per-user directory of derived data shared
+ * across processes (see cache.h).
+ */
+#include <config.h>
+
+#include "internal.h"
+#include "cache.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define CACHE_MAX_BYTES (1ull << 30)   /* no module's data comes near */
+#define CACHE_MAX_FILES 1024           /* then the oldest half goes */
+
+static char *dir;                    /* NULL: no cache */
+static char builder[136];
+
+/* 64-bit FNV-1a over 8-byte words: finds a damaged or foreign file; the
+ * structural checks below are what keep the handler's reads in bounds. */
+static uint64_t checksum(const unsigned char *p, size_t n)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    size_t i = 0;
+
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, p + i, 8);
+        h = (h ^ w) * 0x100000001b3ull;
+    }
+    for (; i < n; i++)
+        h = (h ^ p[i]) * 0x100000001b3ull;
+    return h;
+}
+
+/* A directory of ours that only we can enter (created if missing). */
+static bool private_dir(const char *path)
+{
+    struct stat st;
+
+    if (mkdir(path, 0700) != 0 && errno != EEXIST)
+        return false;
+    return lstat(path, &st) == 0 && S_ISDIR(st.st_mode) &&
+           st.st_uid == geteuid() && (st.st_mode & 077) == 0;
+}
+
+void recs__cache_configure(const char *setting, const char *self_build_id)
+{
+    const char *base;
+    char path[PATH_MAX];
+
+    free(dir);
+    dir = NULL;
+    if (!self_build_id || !*self_build_id ||
+        strlen(self_build_id) >= sizeof builder)
+        return;
+    snprintf(builder, sizeof builder, "%s", self_build_id);
+    if (setting) {
+        if (!*setting || !strcmp(setting, "off"))
+            return;
+        if (strlen(setting) >= sizeof path || !private_dir(setting))
+            return;
+        dir = strdup(setting);
+        return;
+    }
+    if ((base = getenv("XDG_CACHE_HOME")) && *base == '/') {
+        if (snprintf(path, sizeof path, "%s", base) >= (int)sizeof path)
+            return;
+    } else if ((base = getenv("HOME")) && *base == '/') {
+        if (snprintf(path, sizeof path, "%s/.cache", base) >= (int)sizeof path)
+            return;
+    } else {
+        return;
+    }
+    /* The parent may be shared (a system-wide XDG_CACHE_HOME): only its
+     * existence matters, ours is the private part. */
+    if (mkdir(path, 0700) != 0 && errno != EEXIST)
+        return;
+    if (strlen(path) + sizeof "/rec" > sizeof path)
+        return;
+    strcat(path, "/rec");
+    if (private_dir(path))
+        dir = strdup(path);
+}
+
+bool recs__cache_enabled(void)
+{
+    return dir != NULL;
+}
+
+static bool file_name(char *out, size_t size, const char *build_id,
+                      const char *ext)
+{
+    if (!dir || !build_id || !*build_id || strlen(build_id) >= 136 ||
+        strspn(build_id, "0123456789abcdef") != strlen(build_id))
+        return false;
+    return snprintf(out, size, "%s/%s.%s", dir, build_id, ext) < (int)size;
+}
+
+const recs_cache_header *recs__cache_map(const char *build_id,
+                                         const char *ext, const char *magic,
+                                         size_t *len, const void **body,
+                                         size_t *body_len)
+{
+    char path[PATH_MAX];
+    struct stat st;
+    const recs_cache_header *h;
+    unsigned char *map;
+    int fd;
+
+    if (!file_name(path, sizeof path, build_id, ext))
+        return NULL;
+    fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return NULL;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+        st.st_uid != geteuid() || (st.st_mode & 077) ||
+        (uint64_t)st.st_size < sizeof *h ||
+        (uint64_t)st.st_size > CACHE_MAX_BYTES) {
+        close(fd);
+        return NULL;
+    }
+    *len = (size_t)st.st_size;
+    map = mmap(NULL, *len, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (map == MAP_FAILED)
+        return NULL;
+    h = (const recs_cache_header *)map;
+    *body = map + sizeof *h;
+    *body_len = *len - sizeof *h;
+    if (memcmp(h->magic, magic, 8) || h->header_size != sizeof *h ||
+        memchr(h->module, 0, sizeof h->module) == NULL ||
+        memchr(h->builder, 0, sizeof h->builder) == NULL ||
+        strcmp(h->module, build_id) || strcmp(h->builder, builder) ||
+        checksum(*body, *body_len) != h->checksum) {
+        munmap(map, *len);
+        return NULL;
+    }
+    return h;
+}
+
+static int cmp_mtime(const void *a, const void *b)
+{
+    const struct timespec *x = a, *y = b;
+    if (x->tv_sec != y->tv_sec)
+        return x->tv_sec < y->tv_sec ? -1 : 1;
+    return (x->tv_nsec > y->tv_nsec) - (x->tv_nsec < y->tv_nsec);
+}
+
+/* Bound the directory: past CACHE_MAX_FILES files, remove those older than
+ * the median (the set of programs a user runs changes slowly). */
+static void prune(void)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    struct timespec *times = NULL, cut;
+    size_t n = 0, cap = 0;
+    int dfd;
+
+    if (!d)
+        return;
+    dfd = dirfd(d);
+    while ((e = readdir(d)) != NULL) {
+        struct stat st;
+        if (e->d_name[0] == '.' ||
+            fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+            continue;
+        if (n == cap) {
+            struct timespec *v = realloc(times, (cap ? 2 * cap : 64) * sizeof *v);
+            if (!v)
+                goto out;
+            times = v;
+            cap = cap ? 2 * cap : 64;
+        }
+        times[n++] = st.st_mtim;
+    }
+    if (n <= CACHE_MAX_FILES)
+        goto out;
+    qsort(times, n, sizeof *times, cmp_mtime);
+    cut = times[n / 2];
+    rewinddir(d);
+    while ((e = readdir(d)) != NULL) {
+        struct stat st;
+        if (e->d_name[0] == '.' ||
+            fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+            continue;
+        if (cmp_mtime(&st.st_mtim, &cut) < 0)
+            unlinkat(dfd, e->d_name, 0);
+    }
+out:
+    free(times);
+    closedir(d);
+}
+
+static bool write_all(int fd, const void *p, size_t n)
+{
+    const char *c = p;
+
+    while (n) {
+        ssize_t w = write(fd, c, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return false;
+        c += w;
+        n -= (size_t)w;
+    }
+    return true;
+}
+
+
+int recs__cache_store(const char *build_id, const char *ext,
+                      recs_cache_header *h, const void *const *parts,
+                      const size_t *sizes, int nparts)
+{
+    char path[PATH_MAX], tmp[PATH_MAX];
+    uint64_t sum = 0xcbf29ce484222325ull;
+    bool ok;
+    int fd;
+
+    if (!file_name(path, sizeof path, build_id, ext) ||
+        snprintf(tmp, sizeof tmp, "%s/.%s.%s.%d.tmp", dir, build_id, ext,
+                 (int)getpid()) >= (int)sizeof tmp)
+        return REC_EINVAL;
+    h->header_size = sizeof *h;
+    h->checksum = 0;
+    /* The checksum runs over the parts as one body. */
+    {
+        size_t total = 0;
+        unsigned char *all;
+        for (int i = 0; i < nparts; i++)
+            total += sizes[i];
+        if (!(all = malloc(total ? total : 1)))
+            return REC_ENOMEM;
+        total = 0;
+        for (int i = 0; i < nparts; i++) {
+            memcpy(all + total, parts[i], sizes[i]);
+            total += sizes[i];
+        }
+        sum = checksum(all, total);
+        free(all);
+    }
+    h->checksum = sum;
+    snprintf(h->module, sizeof h->module, "%s", build_id);
+    snprintf(h->builder, sizeof h->builder, "%s", builder);
+    fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0 && errno == EEXIST && unlink(tmp) == 0)
+        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                  0600);
+    if (fd < 0)
+        return REC_EIO;
+    recs__fd_own(fd);
+    ok = write_all(fd, h, sizeof *h);
+    for (int i = 0; ok && i < nparts; i++)
+        ok = write_all(fd, parts[i], sizes[i]);
+    recs__fd_disown(fd);
+    ok = close(fd) == 0 && ok;
+    if (!ok || rename(tmp, path) != 0) {
+        unlink(tmp);
+        return REC_EIO;
+    }
+    prune();
+    return 0;
+}
