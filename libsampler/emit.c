@@ -14,6 +14,10 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+/* A thread's name is read again after 10 ms, then at doubling intervals
+ * up to 1 s: threads name themselves just after they start, often after
+ * the first drain has seen them. */
+#define NAME_FIRST_NS   10000000ull
 #define NAME_REFRESH_NS 1000000000ull
 
 static rec_id str_id(const char *s)
@@ -163,9 +167,12 @@ rec_id recs__thread_ref(recs__thread *t, bool ended, const char *name,
         return t->ref;
     }
     now = recs__now_ns();
-    if (t->ref && !(refresh && now - t->ref_checked_ns >= NAME_REFRESH_NS))
+    if (t->ref && !(refresh && now - t->ref_checked_ns >= t->ref_every_ns))
         return t->ref;
     t->ref_checked_ns = now;
+    t->ref_every_ns = !t->ref ? NAME_FIRST_NS
+                      : t->ref_every_ns < NAME_REFRESH_NS / 2
+                      ? 2 * t->ref_every_ns : NAME_REFRESH_NS;
     snprintf(path, sizeof path, "/proc/self/task/%d/comm", (int)t->tid);
     n = read_small(path, comm, sizeof comm);
     if (n <= 0)

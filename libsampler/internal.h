@@ -168,6 +168,7 @@ typedef struct recs__thread {
     /* Sampler-owned (under recs__g.drain_lock). */
     rec_id ref;                    /* Thread pool entry */
     uint64_t ref_checked_ns;       /* when the name was last read */
+    uint64_t ref_every_ns;         /* and how long until the next read */
     char ref_name[16];
 } recs__thread;
 

@@ -84,25 +84,27 @@ check_chain nofp stk-rec stk_rec_bottom "$root"
     >/dev/null
 ok $? "RecordingSettings.unwinder is cfi by default"
 
-# The tables shared across processes (REC_CACHE_DIR): written 0600 in a
-# private directory by the first run, used by the next; a damaged file is
-# not used, and is replaced.
+# The unwind and symbol tables shared across processes (REC_CACHE_DIR):
+# written 0600 in a private directory by the first run, used by the next;
+# a damaged file is not used, and is replaced.
 cache="$TMP/cache"
 REC_CACHE_DIR=$cache record cached -- "$WORKLOADS/stacks-nofp" $secs
 n_files=$(find "$cache" -name '*.uwt' -perm 0600 | wc -l)
-[ "$(stat -c %a "$cache")" = 700 ] && [ "$n_files" -ge 2 ]
-ok $? "shared tables: $n_files files, 0600 in a 0700 directory"
+n_syms=$(find "$cache" -name '*.sym' -perm 0600 | wc -l)
+[ "$(stat -c %a "$cache")" = 700 ] && [ "$n_files" -ge 2 ] && [ "$n_syms" -ge 2 ]
+ok $? "shared tables: $n_files unwind, $n_syms symbol tables, 0600 in a 0700 directory"
 REC_CACHE_DIR=$cache record cached2 -- "$WORKLOADS/stacks-nofp" $secs
 check_chain cached2 stk-main stk_c "^stk_c stk_b stk_a main .*$root"
 # The program's own table and libc's: on every chain, so needed each run.
 damaged=""
 for m in "$WORKLOADS/stacks-nofp" "$(ldd "$WORKLOADS/stacks-nofp" | awk '$1 ~ /^libc[.]so/ { print $3 }')"; do
     bid=$(readelf -n "$m" 2>/dev/null | awk '/Build ID:/ { print $3 }')
-    f="$cache/$bid.uwt"
-    [ -n "$bid" ] && [ -f "$f" ] || continue
-    printf 'damaged' | dd of="$f" bs=1 seek=400 conv=notrunc 2>/dev/null
-    cp "$f" "$f.damaged"
-    damaged="$damaged $f"
+    for f in "$cache/$bid.uwt" "$cache/$bid.sym"; do
+        [ -n "$bid" ] && [ -f "$f" ] || continue
+        printf 'damaged' | dd of="$f" bs=1 seek=400 conv=notrunc 2>/dev/null
+        cp "$f" "$f.damaged"
+        damaged="$damaged $f"
+    done
 done
 REC_CACHE_DIR=$cache record cached3 -- "$WORKLOADS/stacks-nofp" $secs
 check_chain cached3 stk-main stk_c "^stk_c stk_b stk_a main .*$root"
