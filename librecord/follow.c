@@ -33,6 +33,8 @@
 #include "reader_int.h"
 
 #define DEFAULT_POLL_MS 100
+/* After the writer died, how long a sealing chunk is waited for. */
+#define SEAL_WAIT_NS 1000000000ull
 #define POS_VERSION "1"
 
 struct rec_follow {
@@ -45,6 +47,7 @@ struct rec_follow {
     int pidfd;
     uint32_t pidfd_pid, dead_pid;
     bool writer_dead;           /* seen dead: one last look, then end */
+    uint64_t dead_ns;           /* when (the wait for a sealer starts) */
 
     /* position of the next event (see rec_follow_position) */
     uint32_t chunk_no;
@@ -396,8 +399,14 @@ static int at_end(rec_follow *f)
             /* It may have flushed between our last look and its death. */
             f->writer_dead = true;
             f->dead_pid = r->writer_pid;
+            f->dead_ns = now;
             return 2;
         }
+        /* The process that waited for the writer may seal the recording
+         * (rec-start does, rec-format(5) Sealing): its closing chunk is
+         * worth a short wait. */
+        if (now - f->dead_ns < SEAL_WAIT_NS)
+            return 1;
         return fail(f, REC_EWRITER, "%s: the writer (pid %" PRIu32 ") is gone "
                     "and the recording is unfinished: chunk %" PRIu32 " ends at its "
                     "last flush, offset %" PRIu64 "; every flushed event was delivered",

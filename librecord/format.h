@@ -43,6 +43,8 @@
 #define REC_STATE_FINISHED 2    /* complete: chunk_size is final */
 
 #define REC_CHUNK_LAST     0x01 /* last chunk of a recording closed cleanly */
+#define REC_CHUNK_SEALED   0x02 /* written by another process after the
+                                   writer ended without closing it */
 
 /* Block header, 16 bytes. */
 #define REC_BLOCK_HEADER_SIZE 16

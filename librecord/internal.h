@@ -200,6 +200,7 @@ struct rec_writer {
     uint64_t chunk_off;
     uint64_t chunk_start_wall, chunk_start_ticks, chunk_start_ns;
     uint32_t chunk_index;
+    uint8_t chunk_flags;        /* in every chunk header (REC_CHUNK_SEALED) */
     uint32_t pid;               /* chunk header's writer pid */
     uint32_t hdr_gen;          /* seqlock counter of the chunk header */
     bool chunk_open;
@@ -235,6 +236,14 @@ void rec__stream_detach(rec_stream *s);                /* under slock */
 
 /* writer.c */
 int rec__writer_drain(rec_writer *w);
+
+/* seal.c: where a sealing writer continues a recording (writer.c). */
+typedef struct rec__seal_at {
+    uint64_t offset;            /* the new chunk starts here */
+    uint32_t index;             /* with this index */
+    uint8_t flags;              /* in every header it writes */
+} rec__seal_at;
+int rec__writer_open_at(rec_writer **out, int fd, const rec__seal_at *at);
 
 static inline uint64_t rec__ticks(const rec_stream *s, uint64_t ns)
 {

@@ -228,6 +228,7 @@ static void set_chunk(rec_reader *r, const hdr *h)
     r->header_size = h->header_size;
     r->state = h->state;
     r->cflags = h->flags;
+    r->sealed |= (h->flags & REC_CHUNK_SEALED) != 0;
     r->chunk_end = r->chunk_off + h->size;
     r->start_wall = h->start_wall;
     r->start_ticks = h->start_ticks;
@@ -464,6 +465,11 @@ const char *rec_reader_message(const rec_reader *r)
 const char *rec_reader_warning(const rec_reader *r)
 {
     return r && r->warn[0] ? r->warn : NULL;
+}
+
+bool rec_reader_sealed(const rec_reader *r)
+{
+    return r && r->sealed;
 }
 
 int rec_reader_poll(rec_reader *r)

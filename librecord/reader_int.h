@@ -195,6 +195,7 @@ struct rec_reader {
     rec_chunk_info info;    /* rec_reader_chunk(): kept up to date here, as
                              * tools ask for it per event */
     bool prev_last;         /* the previous chunk closed a recording */
+    bool sealed;            /* a SEALED chunk was read */
     uint64_t skip_before;   /* EVENTS blocks starting before this offset are
                              * checked but not decoded (rec__reader_seek) */
     bool have_meta;

@@ -210,7 +210,7 @@ static void build_header(rec_writer *w, unsigned char *h, uint32_t gen,
     put_le32(h + REC_CH_HEADER_SIZE, REC_CHUNK_HEADER_SIZE);
     put_le32(h + REC_CH_GENERATION, gen);
     h[REC_CH_STATE] = (unsigned char)state;
-    h[REC_CH_FLAGS] = (unsigned char)flags;
+    h[REC_CH_FLAGS] = (unsigned char)(flags | w->chunk_flags);
     put_le64(h + REC_CH_SIZE, w->file_off - w->chunk_off);
     put_le64(h + REC_CH_START_WALL, w->chunk_start_wall);
     put_le64(h + REC_CH_START_TICKS, w->chunk_start_ticks);
@@ -487,13 +487,13 @@ static void writer_free(rec_writer *w)
 }
 
 static int writer_open(rec_writer **out, const char *path, int fd,
-                       const rec_writer_options *opt);
+                       const rec_writer_options *opt, const rec__seal_at *at);
 
 int rec_writer_open(rec_writer **out, const char *path, const rec_writer_options *opt)
 {
     if (!out || !path)
         return REC_EINVAL;
-    return writer_open(out, path, -1, opt);
+    return writer_open(out, path, -1, opt, NULL);
 }
 
 /* The caller created (or opened for append) the file itself: exclusively,
@@ -502,11 +502,16 @@ int rec_writer_open_fd(rec_writer **out, int fd, const rec_writer_options *opt)
 {
     if (!out || fd < 0 || (opt && opt->overwrite))
         return REC_EINVAL;
-    return writer_open(out, NULL, fd, opt);
+    return writer_open(out, NULL, fd, opt, NULL);
+}
+
+int rec__writer_open_at(rec_writer **out, int fd, const rec__seal_at *at)
+{
+    return writer_open(out, NULL, fd, NULL, at);
 }
 
 static int writer_open(rec_writer **out, const char *path, int fd,
-                       const rec_writer_options *opt)
+                       const rec_writer_options *opt, const rec__seal_at *at)
 {
     *out = NULL;
     rec_writer_options o;
@@ -575,6 +580,11 @@ static int writer_open(rec_writer **out, const char *path, int fd,
         w->fd_ino = st.st_ino;
         if (o.append)
             w->file_off = (uint64_t)st.st_size;
+    }
+    if (at) {
+        w->file_off = at->offset;
+        w->chunk_index = at->index;
+        w->chunk_flags = at->flags;
     }
     if ((rc = chunk_start(w))) {
         int e = errno;

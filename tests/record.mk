@@ -12,5 +12,9 @@ tests_test_writer_threads_CPPFLAGS = $(AM_CPPFLAGS) $(LZ4_CFLAGS)
 tests_test_writer_threads_CFLAGS = $(AM_CFLAGS) $(PTHREAD_CFLAGS)
 tests_test_writer_threads_LDADD = librecord/librecord.la $(LZ4_LIBS) $(PTHREAD_LIBS)
 $(tests_test_writer_OBJECTS) $(tests_test_writer_threads_OBJECTS): librecord/rec/events.h
+check_PROGRAMS += tests/test-seal
+TESTS += tests/test-seal
+tests_test_seal_LDADD = librecord/librecord.la
+$(tests_test_seal_OBJECTS): librecord/rec/events.h
 TESTS += tests/test-recgen.sh
 dist_check_SCRIPTS += tests/test-recgen.sh

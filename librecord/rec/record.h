@@ -25,7 +25,7 @@ extern "C" {
 #include <rec/version.h>
 
 #define REC_FORMAT_MAJOR 1
-#define REC_FORMAT_MINOR 1
+#define REC_FORMAT_MINOR 2
 
 /* The library's version, REC_VERSION_NUMBER of the headers it was built
  * with: a program built against other headers can tell (ABI policy in
@@ -120,6 +120,29 @@ int rec_writer_close(rec_writer *w);
  * allocator's lock. Only rec_writer_close() may follow, to free w; a
  * second call returns the first one's result. */
 int rec_writer_finish(rec_writer *w);
+
+/* Sealing (librecord(3), SEALING): continue, in a new chunk flagged
+ * SEALED, the recording at path whose writer ended without closing it (a
+ * process that died or left by a raw exit_group). An OPEN last chunk is
+ * finished at its committed size and what follows it, never committed, is
+ * cut off: readers read exactly what they read before, then the sealing
+ * chunk. The caller emits what only it knows (the process's usage, the
+ * CPU time the file misses) and closes the writer. REC_EEXIST: the
+ * recording was closed cleanly, nothing to seal; REC_ECORRUPT: a chunk
+ * header is damaged (nothing is changed); REC_EMAGIC: not a recording;
+ * REC_EIO: the file could not be opened, cut or written (a sealing chunk
+ * that could not be started is removed again). A caller whose events or
+ * close fail may cut the file back to info->committed.
+ * info may be NULL; else set info->size = sizeof *info first: the library
+ * writes that many bytes of it at most. */
+typedef struct rec_seal_info {
+    size_t size;                    /* sizeof(rec_seal_info), by the caller */
+    uint64_t committed;             /* bytes kept: what readers could read */
+    uint64_t dropped;               /* bytes cut off after them */
+    bool was_open;                  /* the last chunk was OPEN */
+} rec_seal_info;
+int rec_writer_open_seal(rec_writer **out, const char *path,
+                         rec_seal_info *info);
 
 /* Bytes written to the file so far (headers, metadata, pools, events). */
 uint64_t rec_writer_bytes(const rec_writer *w);
@@ -224,6 +247,11 @@ const char *rec_reader_message(const rec_reader *r);
 /* Non-fatal findings (an unfinished chunk read up to its last flush):
  * NULL if none. */
 const char *rec_reader_warning(const rec_reader *r);
+
+/* True once the reader has read a chunk a sealing writer wrote (see
+ * rec_writer_open_seal()): the recording's writer did not finish it, and
+ * the data before that chunk ends at the writer's last flush. */
+bool rec_reader_sealed(const rec_reader *r);
 
 /* Re-read a growing recording: after rec_reader_next() returned 0, data a
  * writer flushed since becomes visible to the next call. Returns 1 when
