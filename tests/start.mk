@@ -6,7 +6,11 @@
 WORKLOAD_CFLAGS = $(WARN_CFLAGS) $(PTHREAD_CFLAGS) -O2 -g \
 	-fno-omit-frame-pointer -fno-optimize-sibling-calls
 noinst_PROGRAMS += tests/workloads/demo tests/workloads/budget tests/workloads/stacks \
-	tests/workloads/sigblock
+	tests/workloads/sigblock tests/workloads/rawexit
+tests_workloads_rawexit_SOURCES = tests/workloads/rawexit.c
+tests_workloads_rawexit_CFLAGS = $(WORKLOAD_CFLAGS)
+tests_workloads_rawexit_LDFLAGS =
+tests_workloads_rawexit_LDADD = $(PTHREAD_LIBS)
 tests_workloads_sigblock_SOURCES = tests/workloads/sigblock.c
 tests_workloads_sigblock_CFLAGS = $(WORKLOAD_CFLAGS)
 tests_workloads_sigblock_LDFLAGS =

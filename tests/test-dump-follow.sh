@@ -1,8 +1,10 @@
 #!/bin/sh
 # rec-dump --follow on the file rec-start writes: started before the file
 # exists (across rotations and an exec), started after the program ended,
-# a program killed (SIGKILL) at varying moments (the follower ends with a
-# message, having printed exactly what a post-mortem rec-dump prints), a
+# a program killed (SIGKILL) at varying moments (the follower ends, having
+# printed exactly what a post-mortem rec-dump prints: the chunk rec-start
+# seals the recording with included, or with a message if it did not
+# come in time), a
 # follower stopped with SIGINT and resumed from its --position-file
 # (nothing lost, nothing repeated), --from-end and option checks.
 # Every wait is for an observable state, bounded only against a hang.
@@ -91,7 +93,7 @@ while [ $i -lt "$KILLS" ]; do
     fi
 done
 [ $good -eq "$KILLS" ]
-ok $? "program killed $KILLS times: the follower ended with a message and printed exactly the flushed events each time ($good)"
+ok $? "program killed $KILLS times: the follower printed exactly what the file holds each time ($good)"
 
 # 4. stop with SIGINT, resume from the position file
 rm -f p.rec p.pos

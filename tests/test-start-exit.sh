@@ -55,6 +55,54 @@ grep -q "samples" "$TMP/err"
 ok $? "killed: the summary still comes"
 [ $? -eq 0 ] || diag_file "$TMP/err"
 
+# A program that cannot finish its recording: rec-start seals it. One that
+# leaves by the exit_group system call itself (as Go does), one killed by
+# SIGKILL. The status is the program's; the data up to the last flush is
+# kept; the closing chunk holds the process's usage from wait4 and the CPU
+# time the file misses, lost with reason "sealed", so that the samples and
+# losses add up to getrusage. A program that finishes is not sealed.
+sealed_checks() {
+    _name=$1
+    grep -q "sealed by rec-start" "$TMP/err"
+    ok $? "$_name: rec-start says it sealed the recording"
+    [ $? -eq 0 ] || diag_file "$TMP/err"
+    if command -v jq >/dev/null 2>&1; then
+        "$REC_SUMMARY" --json "$TMP/seal.rec" 2>"$TMP/serr" |
+            jq -e '.complete and .sealed' >/dev/null
+        ok $? "$_name: rec-summary: complete, sealed"
+        "$REC_DUMP" --ndjson --events ProcessUsage,CPUTimeSampleLost \
+            "$TMP/seal.rec" >"$TMP/seal.ndjson" 2>"$TMP/serr"
+        jq -s -e '(map(select(.type == "ProcessUsage" and .userTime > 0)) | length) >= 1 and
+                  (map(select(.type == "CPUTimeSampleLost" and .reason == "sealed")) | length) == 1' \
+            "$TMP/seal.ndjson" >/dev/null
+        ok $? "$_name: ProcessUsage and the CPU time lost as sealed"
+        [ $? -eq 0 ] || diag_file "$TMP/seal.ndjson"
+    else
+        ok 0 "$_name: rec-summary # SKIP jq not installed"
+        ok 0 "$_name: events # SKIP jq not installed"
+    fi
+    "$REC_CPU" "$TMP/seal.rec" >"$TMP/cpu" 2>&1
+    grep -Eq "getrusage .* sampled\+lost - getrusage = -?0\.[0-9]+ ms" "$TMP/cpu"
+    ok $? "$_name: rec-cpu compares the process with getrusage"
+    [ $? -eq 0 ] || diag_file "$TMP/cpu"
+}
+if [ -x "$WORKLOADS/rawexit" ] && [ "$(uname -m)" = x86_64 ]; then
+    "$REC_START" --force -o "$TMP/seal.rec" "$WORKLOADS/rawexit" 200 >"$TMP/out" 2>"$TMP/err"
+    st=$?
+    expect_status 7 "raw exit_group: the program's status"
+    sealed_checks "raw exit_group"
+else
+    for i in 1 2 3 4 5; do ok 0 "raw exit_group # SKIP x86-64 only"; done
+fi
+sh -c "'$REC_START' --force -o '$TMP/seal.rec' sh -c 'i=0; while [ \$i -lt 200000 ]; do i=\$((i + 1)); done; kill -KILL \$\$'" \
+    >"$TMP/out" 2>"$TMP/err"
+st=$?
+expect_status 137 "SIGKILL: status 128+9"
+sealed_checks "SIGKILL"
+"$REC_START" --force -o "$TMP/seal.rec" sh -c 'exit 0' >"$TMP/out" 2>"$TMP/err"
+! grep -q "sealed" "$TMP/err" && "$REC_SUMMARY" --json "$TMP/seal.rec" 2>/dev/null | grep -q '"sealed": false'
+ok $? "a program that finishes: not sealed"
+
 # ^C goes to the program, not to us: with job control the shell sends
 # SIGINT to rec-start alone here; it must keep waiting for the program.
 (

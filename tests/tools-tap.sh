@@ -7,6 +7,7 @@
 REC_DUMP=$top_builddir/tools/rec-dump
 REC_SUMMARY=$top_builddir/tools/rec-summary
 REC_START=$top_builddir/tools/rec-start
+REC_CPU=$top_builddir/tools/rec-cpu
 MKGOLDEN=$top_builddir/tests/mkgolden
 GOLDEN=$top_srcdir/tests/data/golden
 WORKLOADS=$top_builddir/tests/workloads

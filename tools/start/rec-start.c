@@ -360,8 +360,8 @@ static int read_status(int fd, char *buf, size_t *len, size_t size,
 /* Wait for the program, passing on its sampler's status lines as they
  * come (a descendant may hold the pipe open: the program's exit ends the
  * wait, SIGCHLD wakes the poll). */
-static int wait_program(pid_t pid, int sfd, int *status, char *why, size_t wsize,
-                        start_stream *stream)
+static int wait_program(pid_t pid, int sfd, int *status, struct rusage *ru,
+                        char *why, size_t wsize, start_stream *stream)
 {
     char buf[1024];
     size_t len = 0;
@@ -376,7 +376,7 @@ static int wait_program(pid_t pid, int sfd, int *status, char *why, size_t wsize
                                { -1, 0, 0 } };
         char c[64];
 
-        w = waitpid(pid, status, WNOHANG);
+        w = wait4(pid, status, WNOHANG, ru);
         if (w == pid)
             break;
         if (w < 0 && errno != EINTR)
@@ -597,6 +597,7 @@ int main(int argc, char **argv)
     ssize_t n;
     start_stream *stream = NULL;
     int stream_fd = -1;
+    struct rusage ru;
 
     if ((rc = parse_args(argc, argv, &o)) != 0)
         return rc;
@@ -741,7 +742,7 @@ int main(int argc, char **argv)
         return fail[0] == CHILD_CREATE ? 1 : e == ENOENT ? 127 : 126;
     }
 
-    if (wait_program(pid, st[0], &status, why, sizeof why, stream) < 0) {
+    if (wait_program(pid, st[0], &status, &ru, why, sizeof why, stream) < 0) {
         fprintf(stderr, "%s: waitpid: %s\n", prog, strerror(errno));
         free(output);
         free(path);
@@ -755,10 +756,14 @@ int main(int argc, char **argv)
         if (!o.quiet)
             start_stream_summary(stream, WIFSIGNALED(status), why);
         start_stream_free(stream);
-    } else if (!o.quiet) {
-        start_summarize(output, WIFSIGNALED(status), why);
-        if (o.follow)
-            start_summarize_children(output, o.run_id);
+    } else {
+        /* What the program could not finish (a raw exit_group, a kill). */
+        bool sealed = start_seal(output, pid, &ru) > 0;
+        if (!o.quiet) {
+            start_summarize(output, WIFSIGNALED(status), sealed, why);
+            if (o.follow)
+                start_summarize_children(output, o.run_id);
+        }
     }
     free(output);
     free(path);

@@ -84,7 +84,8 @@ void start_tally_free(start_tally *t)
 }
 
 /* samples/lost of a finished (or abandoned) recording, for the summary. */
-void start_summarize(const char *path, bool signaled, const char *why)
+void start_summarize(const char *path, bool signaled, bool sealed,
+                     const char *why)
 {
     rec_reader *r;
     const rec_event *ev;
@@ -109,6 +110,9 @@ void start_summarize(const char *path, bool signaled, const char *why)
             rc < 0 ? " (damaged: read up to the damage)"
             : rec_reader_warning(r) ? (signaled ? " (unfinished: read up to the "
                                        "last flush)" : " (unfinished)")
+            : sealed || rec_reader_sealed(r)
+            ? " (sealed by rec-start: the program ended without finishing "
+              "it; data up to its last flush, the rest counted lost)"
             : "", why);
     start_tally_free(&t);
     rec_reader_close(r);

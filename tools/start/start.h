@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <rec/record.h>
 
 /* Results; each maps to rec-start's exit status. */
@@ -39,10 +40,17 @@ char *start_absolute(const char *path);
  * failure msg says why. */
 int start_check_perf(char *msg, size_t msize);
 
-/* start-summary.c: the closing line of a recording (why: the sampler's
- * reason for stopping early, or ""), and the descendants' recordings of
- * this run (run_id) next to it. */
-void start_summarize(const char *path, bool signaled, const char *why);
+/* start-seal.c: after the program (pid) ended, seal its recording at
+ * path if it is unfinished, with the usage wait4() gave. 1 sealed, 0
+ * nothing to seal, < 0 failed (said on stderr). */
+struct rusage;
+int start_seal(const char *path, pid_t pid, const struct rusage *ru);
+
+/* start-summary.c: the closing line of a recording (sealed: by
+ * start_seal(); why: the sampler's reason for stopping early, or ""),
+ * and the descendants' recordings of this run (run_id) next to it. */
+void start_summarize(const char *path, bool signaled, bool sealed,
+                     const char *why);
 
 /* What a summary line counts, event by event (a stream's chunks are
  * counted as they are relayed: start-stream.c). */

@@ -46,6 +46,7 @@ struct summary {
     uint64_t start_ns, end_ns;
     bool have_start, complete;
     bool writing;               /* unfinished, and its writer is at it */
+    bool sealed;                /* finished by rec-start, not its writer */
     char engine[64], engine_note[256];   /* of the last RecordingSettings */
 
     cli_losses *losses;         /* where CPU without stacks went */
@@ -350,7 +351,10 @@ static void print_text(const struct summary *s, FILE *f)
                 s->engine_note[0] ? " (" : "", s->engine_note,
                 s->engine_note[0] ? ")" : "");
     fprintf(f, " Events: %" PRIu64 "%s\n\n", s->events,
-            s->complete ? "" : s->writing
+            s->complete ? (s->sealed ? " (sealed by rec-start: its writer "
+                           "ended without finishing it; data up to its last "
+                           "flush, the rest counted lost)" : "")
+            : s->writing
             ? " (still being written: up to its last flush)"
             : " (unfinished: its writer stopped without closing it)");
 
@@ -438,6 +442,7 @@ static int print_json(const struct summary *s, FILE *f)
                         (s->end_ns > s->start_ns ? s->end_ns - s->start_ns : 0)));
     json_object_set_new(j, "events", json_integer((json_int_t)s->events));
     json_object_set_new(j, "complete", json_boolean(s->complete));
+    json_object_set_new(j, "sealed", json_boolean(s->sealed));
     if (!s->complete)
         json_object_set_new(j, "beingWritten", json_boolean(s->writing));
     if (s->engine[0]) {     /* recordings before the engine field: none */
@@ -525,6 +530,7 @@ static int summarize(const char *path, bool json)
     if (rec_reader_chunk(r, &info) == 0) {
         s.complete = s.chunks && rc == 0 && info.last;
     }
+    s.sealed = rec_reader_sealed(r);
     if (!s.complete && rc == 0)
         s.writing = cli_file_being_written(path);
     if (s.nthreads)

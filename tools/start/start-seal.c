@@ -1,0 +1,160 @@
+/*
+ * tools/start/start-seal.c - finishing the recording of a program that
+ * could not: one that left by a raw exit_group (Go does), was killed
+ * (SIGKILL, the OOM killer), or whose sampler was stuck. rec-start waited
+ * for it, so it knows what nobody inside the process could write any
+ * more: the process's resource usage (wait4). It appends a sealing chunk
+ * (rec_writer_open_seal()) with a ProcessUsage event and the CPU time the
+ * file does not account for, as a CPUTimeSampleLost of reason "sealed".
+ *
+ * What this cannot know: how the missing time divides among threads (it
+ * is charged to the process's main thread id), the per-thread CPU times
+ * of threads that did not end through the sampler (no ThreadEnd), and the
+ * sampler thread's own CPU time in the last image (inside the missing
+ * time).
+ */
+#include <config.h>
+#include "start.h"
+#include "cli.h"
+
+#include <rec/events.h>
+#include <rec/record.h>
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+static const char *prog = "rec-start";
+
+/* What the file accounts for, read before it is sealed. */
+struct accounted {
+    uint64_t cpu_ns;         /* sampled periods and lost time */
+    uint64_t sampler_ns;     /* the sampler threads' own, where known */
+    uint64_t period_ns;      /* the last recording's sampling period */
+};
+
+static void account(const char *path, struct accounted *a)
+{
+    enum { K_OTHER, K_SAMPLE, K_LOST, K_USAGE, K_SETTINGS };
+    static const cli_kind kinds[] = {
+        [K_OTHER] = { NULL, { NULL } },
+        [K_SAMPLE] = { "CPUTimeSample", { "samplingPeriod" } },
+        [K_LOST] = { "CPUTimeSampleLost", { "lostTime" } },
+        [K_USAGE] = { "ProcessUsage", { "samplerCpuTime" } },
+        [K_SETTINGS] = { "RecordingSettings", { "samplingPeriod" } },
+    };
+    cli_type_slot slots[16];
+    uint64_t chunk = UINT64_MAX, v;
+    rec_chunk_info info;
+    const rec_event *ev;
+    rec_reader *r;
+
+    memset(a, 0, sizeof *a);
+    if (rec_reader_open(&r, path, 0) < 0)
+        return;
+    memset(slots, 0, sizeof slots);
+    while (rec_reader_next(r, &ev) > 0) {
+        const cli_type_slot *s;
+        const rec_value *vals;
+        if (cli_chunk_changed(r, &chunk, &info))
+            memset(slots, 0, sizeof slots);
+        s = cli_type_lookup(slots, 16, rec_event_type(ev), kinds,
+                            sizeof kinds / sizeof kinds[0]);
+        if (!s || s->kind == K_OTHER)
+            continue;
+        vals = rec_event_values(ev);
+        if (!cli_field_uint(vals, s->f[0], &v))
+            continue;
+        switch (s->kind) {
+        case K_SAMPLE:
+        case K_LOST:
+            a->cpu_ns += v;
+            break;
+        case K_USAGE:
+            a->sampler_ns += v;
+            break;
+        case K_SETTINGS:
+            a->period_ns = v;
+            break;
+        }
+    }
+    rec_reader_close(r);
+}
+
+static uint64_t tv_ns(struct timeval tv)
+{
+    return (uint64_t)tv.tv_sec * 1000000000u + (uint64_t)tv.tv_usec * 1000u;
+}
+
+int start_seal(const char *path, pid_t pid, const struct rusage *ru)
+{
+    struct accounted a;
+    rec_seal_info info;
+    rec_writer *w;
+    rec_stream *st = NULL;
+    struct rec_ProcessUsage u;
+    struct rec_CPUTimeSampleLost lost;
+    struct rec_Thread th;
+    uint64_t total, missing;
+    int rc;
+
+    account(path, &a);
+    memset(&info, 0, sizeof info);
+    info.size = sizeof info;
+    /* Under a file size limit (inherited by the program, which may have
+     * stopped its recording for it), a write fails with EFBIG instead of
+     * killing rec-start. */
+    signal(SIGXFSZ, SIG_IGN);
+    rc = rec_writer_open_seal(&w, path, &info);
+    if (rc == REC_EEXIST)
+        return 0;
+    if (rc < 0) {
+        fprintf(stderr, "%s: %s: cannot seal the unfinished recording: %s\n",
+                prog, path, rec_strerror(rc));
+        return rc;
+    }
+    total = tv_ns(ru->ru_utime) + tv_ns(ru->ru_stime);
+    missing = total > a.cpu_ns + a.sampler_ns ? total - a.cpu_ns - a.sampler_ns
+                                              : 0;
+    memset(&u, 0, sizeof u);
+    u.userTime = tv_ns(ru->ru_utime);
+    u.systemTime = tv_ns(ru->ru_stime);
+    u.maxRss = (uint64_t)ru->ru_maxrss * 1024u;
+    u.voluntarySwitches = (uint64_t)ru->ru_nvcsw;
+    u.involuntarySwitches = (uint64_t)ru->ru_nivcsw;
+    u.startTime = rec_now_ns();
+    u.samplerCpuTime = a.sampler_ns;          /* 0: null, unknown */
+    memset(&th, 0, sizeof th);
+    th.osThreadId = (uint64_t)pid;
+    th.processId = (uint64_t)pid;
+    memset(&lost, 0, sizeof lost);
+    lost.lostTime = missing;
+    lost.lostSamples = a.period_ns ? (missing + a.period_ns / 2) / a.period_ns
+                                   : 0;
+    lost.startTime = u.startTime;
+    if ((rc = rec_stream_open(w, &st)) == 0 &&
+        (rc = rec_intern_Thread(w, &th, &lost.eventThread)) == 0 &&
+        (rc = rec_intern_cstr(w, "sealed", &lost.reason)) == 0 &&
+        (rc = rec_emit_ProcessUsage(st, &u)) == 0 && missing)
+        rc = rec_emit_CPUTimeSampleLost(st, &lost);
+    if (st)
+        rec_stream_close(st);
+    {
+        int crc = rec_writer_close(w);
+        if (!rc)
+            rc = crc;
+    }
+    if (rc < 0) {
+        /* What fit of the sealing chunk would read as damage. */
+        if (truncate(path, (off_t)info.committed) != 0)
+            fprintf(stderr, "%s: %s: cannot remove the partial sealing "
+                    "chunk: %s\n", prog, path, strerror(errno));
+        fprintf(stderr, "%s: %s: sealing the recording failed: %s\n", prog,
+                path, rec_strerror(rc));
+        return rc;
+    }
+    return 1;
+}
