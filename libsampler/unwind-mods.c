@@ -60,10 +60,8 @@ static _Atomic int uw_stale;
 static struct umod *mods;
 static size_t nmods, capmods;
 static uint64_t next_serial;
-static void **retired;
+static struct retired *retired;
 static size_t nretired, capretired;
-static recs_uw_table **retired_tabs;
-static size_t nretired_tabs, capretired_tabs;
 static unsigned long long last_adds, last_subs;
 static recs_uw_stats stats;
 static char *cache_setting;          /* REC_CACHE_DIR, until configured */
@@ -235,34 +233,37 @@ done:
     stats.build_ns += recs__now_ns() - t0;
 }
 
-static void retire(void *p)
+/* Freed once no handler can hold it: a set (free) or a table (unmapped
+ * too, if it came from the shared cache). */
+struct retired {
+    void *p;
+    bool table;
+};
+
+static void retire_as(void *p, bool table)
 {
     if (!p)
         return;
     if (nretired == capretired) {
         size_t cap = capretired ? 2 * capretired : 16;
-        void **v = realloc(retired, cap * sizeof *v);
+        struct retired *v = realloc(retired, cap * sizeof *v);
         if (!v)
             return;          /* leaked rather than freed under a reader */
         retired = v;
         capretired = cap;
     }
-    retired[nretired++] = p;
+    retired[nretired].p = p;
+    retired[nretired++].table = table;
+}
+
+static void retire(void *p)
+{
+    retire_as(p, false);
 }
 
 static void retire_table(recs_uw_table *t)
 {
-    if (!t)
-        return;
-    if (nretired_tabs == capretired_tabs) {
-        size_t cap = capretired_tabs ? 2 * capretired_tabs : 16;
-        recs_uw_table **v = realloc(retired_tabs, cap * sizeof *v);
-        if (!v)
-            return;          /* leaked rather than unmapped under a reader */
-        retired_tabs = v;
-        capretired_tabs = cap;
-    }
-    retired_tabs[nretired_tabs++] = t;
+    retire_as(t, true);
 }
 
 struct scan {
@@ -345,12 +346,13 @@ static void reclaim_locked(void)
      * swap and has not left yet. */
     if (atomic_load(&recs__g.inflight) != 0)
         return;
-    for (size_t i = 0; i < nretired; i++)
-        free(retired[i]);
+    for (size_t i = 0; i < nretired; i++) {
+        if (retired[i].table)
+            recs__uw_table_free(retired[i].p);
+        else
+            free(retired[i].p);
+    }
     nretired = 0;
-    for (size_t i = 0; i < nretired_tabs; i++)
-        recs__uw_table_free(retired_tabs[i]);
-    nretired_tabs = 0;
 }
 
 /* The modules a walk found pending in the current set (uw_lock held). */
@@ -511,8 +513,6 @@ void recs__uw_abandon(void)
     nmods = capmods = 0;
     retired = NULL;
     nretired = capretired = 0;
-    retired_tabs = NULL;
-    nretired_tabs = capretired_tabs = 0;
     last_adds = last_subs = 0;
     memset(&stats, 0, sizeof stats);
 }
