@@ -143,6 +143,8 @@ int recs__module_load(recs__module *m)
     if (m->load_state)
         return m->load_state > 0 ? 0 : REC_ENOTFOUND;
     m->load_state = -1;
+    if (!recs__dw_load())
+        return REC_ENOTFOUND;    /* named by offsets */
     m->fd = m->dbg_fd = -1;
     if (m->image) {
         m->elf = elf_memory((char *)m->image, m->image_size);

@@ -13,6 +13,8 @@
 #include <gelf.h>
 #include <libelf.h>
 
+#include "dwload.h"
+
 #include "symbols.h"
 
 #define RECS_MAX_SEGMENTS 8          /* executable PT_LOADs kept per module */

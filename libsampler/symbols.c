@@ -342,8 +342,6 @@ int recs__symbols_create(recs__symbols **out, rec_writer *w)
 
     if (!out || !w)
         return REC_EINVAL;
-    if (elf_version(EV_CURRENT) == EV_NONE)
-        return REC_EINVAL;
     s = calloc(1, sizeof *s);
     if (!s)
         return REC_ENOMEM;

@@ -29,6 +29,7 @@
 #include "fpwalk.h"
 #include "symbols.h"
 #include "cache.h"
+#include "dwload.h"
 
 #include <fcntl.h>
 #include <gelf.h>
@@ -166,7 +167,10 @@ static uint8_t *read_debug_frame(const char *name, size_t *size)
 
     if (fd < 0)
         return NULL;
-    elf_version(EV_CURRENT);
+    if (!recs__dw_load()) {
+        close(fd);
+        return NULL;
+    }
     elf = elf_begin(fd, ELF_C_READ, NULL);
     if (!elf || elf_kind(elf) != ELF_K_ELF || elf_getshdrstrndx(elf, &shstrndx))
         goto out;
