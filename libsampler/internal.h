@@ -235,6 +235,7 @@ typedef struct recs__global {
     /* The sampler thread's CPU clock at its last wake-up: it may be
      * joined before ProcessUsage is written. */
     _Atomic uint64_t sampler_cpu_ns;
+    uint64_t start_cpu_ns;         /* the start, on the thread that called it */
     _Atomic int quit;
     _Atomic int idle_nap;          /* the sampler thread naps long: the
                                       next sample wakes it (handler.c) */

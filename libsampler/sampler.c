@@ -483,6 +483,8 @@ int recs__start_config(const recs__config *cfg)
     bool xf;
     int rc;
 
+    uint64_t t0 = own_cpu_ns();
+
     sigemptyset(&xfsz);
     sigaddset(&xfsz, SIGXFSZ);
     recs__real_sigmask(SIG_BLOCK, &xfsz, &old);
@@ -490,6 +492,9 @@ int recs__start_config(const recs__config *cfg)
     rc = start_config(cfg);
     recs__xfsz_take(xf);
     recs__restore_mask(&old);
+    /* The start's own CPU time, on the calling thread before its timer:
+     * the sampler's, counted with its thread's (ProcessUsage). */
+    recs__g.start_cpu_ns = rc == 0 ? own_cpu_ns() - t0 : 0;
     return rc;
 }
 
@@ -653,8 +658,9 @@ static void emit_usage(void)
     ev.startTime = recs__now_ns();
     /* On the sampler thread (a fatal signal, a full disk) its clock now;
      * else its last reading, taken at each of its wake-ups. */
-    ev.samplerCpuTime = pthread_equal(pthread_self(), recs__g.sampler)
-                        ? own_cpu_ns() : atomic_load(&recs__g.sampler_cpu_ns);
+    ev.samplerCpuTime = (pthread_equal(pthread_self(), recs__g.sampler)
+                         ? own_cpu_ns() : atomic_load(&recs__g.sampler_cpu_ns)) +
+                        recs__g.start_cpu_ns;
     ev.earlyStacks = recs__g.early_stacks;
     rec_emit_ProcessUsage(recs__g.st, &ev);
 }
