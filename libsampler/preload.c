@@ -29,7 +29,9 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <limits.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <spawn.h>
 #include <sys/syscall.h>
@@ -340,32 +342,52 @@ static bool owner(void)
     return atomic_load(&recs__g.running) && recs__g.pid == getpid();
 }
 
-/* envp continuing this process's recording, if it carries REC_OUTPUT:
- * this file and root pid (a shell passes its own copy of the variables,
- * not what a followed child's environ says), REC_APPEND=1 and the
- * identity of the file to append to (REC_OUTPUT_ID). NULL if unchanged. */
-static char **env_for_exec(char *const envp[])
+/* Signal-safe. v in decimal at p (NUL-terminated); returns the end. */
+static char *put_u64(char *p, uint64_t v)
 {
-    static char id[64], root[32];
-    static char *output;
-    size_t n = 0;
-    bool has_output = false;
-    char **out;
+    char d[24];
+    int n = 0;
 
-    if (!envp || !recs__g.cfg.output)
+    do
+        d[n++] = (char)('0' + v % 10);
+    while ((v /= 10) != 0);
+    while (n)
+        *p++ = d[--n];
+    *p = '\0';
+    return p;
+}
+
+/* Signal-safe (exec is called from signal handlers: a daemon that
+ * re-executes itself on SIGHUP). envp continuing this process's
+ * recording, if it carries REC_OUTPUT: this file and root pid (a shell
+ * passes its own copy of the variables, not what a followed child's
+ * environ says), REC_APPEND=1 and the identity of the file to append to
+ * (REC_OUTPUT_ID). NULL if unchanged. Nothing is allocated: the array is
+ * mapped (a system call takes no lock a signal can interrupt) and freed
+ * by env_release(); the strings are static. */
+static char **env_for_exec(char *const envp[], size_t *maplen)
+{
+    static char id[64], root[32], output[PATH_MAX + 16];
+    size_t n = 0, k = 0, len;
+    bool has_output = false;
+    char **out, *p;
+
+    if (!envp || !recs__g.cfg.output ||
+        strlen(recs__g.cfg.output) >= sizeof output - sizeof "REC_OUTPUT=")
         return NULL;
     for (; envp[n]; n++)
         if (!strncmp(envp[n], "REC_OUTPUT=", 11))
             has_output = true;
-    if (!has_output || !(out = malloc((n + 5) * sizeof *out)))
+    if (!has_output)
         return NULL;
-    free(output);
-    if (asprintf(&output, "REC_OUTPUT=%s", recs__g.cfg.output) < 0) {
-        output = NULL;
-        free(out);
+    len = (n + 5) * sizeof *out;
+    out = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+               -1, 0);
+    if (out == MAP_FAILED)
         return NULL;
-    }
-    size_t k = 0;
+    *maplen = len;
+    memcpy(output, "REC_OUTPUT=", 11);
+    strcpy(output + 11, recs__g.cfg.output);
     for (size_t i = 0; i < n; i++)
         if (strncmp(envp[i], "REC_APPEND=", 11) &&
             strncmp(envp[i], "REC_OUTPUT_ID=", 14) &&
@@ -373,16 +395,25 @@ static char **env_for_exec(char *const envp[])
             strncmp(envp[i], "REC_OUTPUT=", 11) &&
             strncmp(envp[i], "REC_ROOT_PID=", 13))
             out[k++] = envp[i];
-    snprintf(root, sizeof root, "REC_ROOT_PID=%d", (int)getpid());
+    memcpy(root, "REC_ROOT_PID=", 13);
+    put_u64(root + 13, (uint64_t)getpid());
+    memcpy(id, "REC_OUTPUT_ID=", 14);
+    p = put_u64(id + 14, (uint64_t)recs__g.out_dev);
+    *p++ = ':';
+    put_u64(p, (uint64_t)recs__g.out_ino);
     out[k++] = output;
     out[k++] = root;
     out[k++] = (char *)"REC_APPEND=1";
-    snprintf(id, sizeof id, "REC_OUTPUT_ID=%llu:%llu",
-             (unsigned long long)recs__g.out_dev,
-             (unsigned long long)recs__g.out_ino);
     out[k++] = id;
     out[k] = NULL;
     return out;
+}
+
+/* Signal-safe. */
+static void env_release(char **env, size_t maplen)
+{
+    if (env)
+        munmap(env, maplen);
 }
 
 /* The recording is finished before the image is replaced; if the exec
@@ -461,6 +492,7 @@ int execve(const char *path, char *const argv[], char *const envp[])
 {
     execve_fn real = real_execve;
     char **env;
+    size_t envlen = 0;
     int rc, tok;
 
     if (!real && !(real = (execve_fn)next_sym("execve")))
@@ -472,13 +504,13 @@ int execve(const char *path, char *const argv[], char *const envp[])
         recs__sigmask_after_exec(tok);
         return rc;
     }
-    env = env_for_exec(envp);
+    env = env_for_exec(envp, &envlen);
     before_exec();
     tok = recs__sigmask_before_exec();
     rc = real(path, argv, env ? env : envp);
     recs__sigmask_after_exec(tok);
     after_failed_exec();
-    free(env);
+    env_release(env, envlen);
     return rc;
 }
 
@@ -491,6 +523,7 @@ int execvpe(const char *file, char *const argv[], char *const envp[])
 {
     execve_fn real = real_execvpe;
     char **env;
+    size_t envlen = 0;
     int rc, tok;
 
     if (!real && !(real = (execve_fn)next_sym("execvpe")))
@@ -502,13 +535,13 @@ int execvpe(const char *file, char *const argv[], char *const envp[])
         recs__sigmask_after_exec(tok);
         return rc;
     }
-    env = env_for_exec(envp);
+    env = env_for_exec(envp, &envlen);
     before_exec();
     tok = recs__sigmask_before_exec();
     rc = real(file, argv, env ? env : envp);
     recs__sigmask_after_exec(tok);
     after_failed_exec();
-    free(env);
+    env_release(env, envlen);
     return rc;
 }
 
@@ -521,6 +554,7 @@ int fexecve(int fd, char *const argv[], char *const envp[])
 {
     fexecve_fn real = real_fexecve;
     char **env;
+    size_t envlen = 0;
     int rc, tok;
 
     if (!real && !(real = (fexecve_fn)next_sym("fexecve")))
@@ -532,13 +566,13 @@ int fexecve(int fd, char *const argv[], char *const envp[])
         recs__sigmask_after_exec(tok);
         return rc;
     }
-    env = env_for_exec(envp);
+    env = env_for_exec(envp, &envlen);
     before_exec();
     tok = recs__sigmask_before_exec();
     rc = real(fd, argv, env ? env : envp);
     recs__sigmask_after_exec(tok);
     after_failed_exec();
-    free(env);
+    env_release(env, envlen);
     return rc;
 }
 
@@ -547,6 +581,7 @@ int execveat(int dirfd, const char *path, char *const argv[],
 {
     execveat_fn real = real_execveat;
     char **env;
+    size_t envlen = 0;
     int rc, tok;
 
     if (!real && !(real = (execveat_fn)next_sym("execveat")))
@@ -558,13 +593,13 @@ int execveat(int dirfd, const char *path, char *const argv[],
         recs__sigmask_after_exec(tok);
         return rc;
     }
-    env = env_for_exec(envp);
+    env = env_for_exec(envp, &envlen);
     before_exec();
     tok = recs__sigmask_before_exec();
     rc = real(dirfd, path, argv, env ? env : envp, flags);
     recs__sigmask_after_exec(tok);
     after_failed_exec();
-    free(env);
+    env_release(env, envlen);
     return rc;
 }
 
