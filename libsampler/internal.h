@@ -42,8 +42,17 @@
  *   stacks.c    request -> StackTrace (leaf correction, dedup cache)
  *   emit.c      events that describe the recording (settings, process, CPU)
  *   untracked.c threads the library never knew, read from /proc
- *   symbols.c, sym-elf.c, sym-cfi.c   modules, ELF/DWARF symbols, the
- *               CFI leaf rule (symbols.h, sym-internal.h)
+ *   symbols.c, sym-elf.c, sym-table.c, sym-cfi.c   modules, ELF symbol
+ *               tables, DWARF lines and inlines, the CFI leaf rule
+ *               (symbols.h, sym-internal.h)
+ *   dwload.c    libdw, libelf, liblzma loaded on first use (dwload.h)
+ * Modules and their tables (sampler thread, outside the handler):
+ *   modules.c   what a loaded module's program headers say (build-id)
+ *   unwind-mods.c  the module set the walk reads, and its tables, built
+ *               when a walk first needs one (unwind.h)
+ *   unwind-build.c  .eh_frame and .debug_frame -> a table
+ *   cache.c, unwind-cache.c   unwind and symbol tables shared across
+ *               processes by build-id (cache.h)
  */
 #ifndef RECS_INTERNAL_H
 #define RECS_INTERNAL_H
