@@ -92,7 +92,7 @@ if [ -x "$WORKLOADS/rawexit" ] && [ "$(uname -m)" = x86_64 ]; then
     expect_status 7 "raw exit_group: the program's status"
     sealed_checks "raw exit_group"
 else
-    for i in 1 2 3 4 5; do ok 0 "raw exit_group # SKIP x86-64 only"; done
+    for _ in 1 2 3 4 5; do ok 0 "raw exit_group # SKIP x86-64 only"; done
 fi
 sh -c "'$REC_START' --force -o '$TMP/seal.rec' sh -c 'i=0; while [ \$i -lt 200000 ]; do i=\$((i + 1)); done; kill -KILL \$\$'" \
     >"$TMP/out" 2>"$TMP/err"

@@ -47,7 +47,7 @@ record() {
 # built: they end in that module) are not judged either.
 check_chain() {
     awk -F '\t' -v t="$2" -v top="$3" -v want="$4" -v min="${5:-99}" \
-        -v early="${6:-}" -v tables=$(cat "$TMP/$1.early") '
+        -v early="${6:-}" -v tables="$(cat "$TMP/$1.early")" '
         ($1 == t || t == "*") && $2 == "false" {
             split($3, f, " ")
             if (f[1] != top) next
