@@ -15,14 +15,18 @@ struct recs__dwfns recs__dw;
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static bool loaded;
+/* Kept loaded for good, as the sampler itself (-z nodelete). */
+static void *dw, *xz;
 
 static void load(void)
 {
-    /* RTLD_LOCAL: nothing of theirs joins the program's symbol scope. */
-    void *dw = dlopen(RECS_LIBDW_SONAME, RTLD_NOW | RTLD_LOCAL);
-    void *xz = dlopen(RECS_LIBLZMA_SONAME, RTLD_NOW | RTLD_LOCAL);
     struct recs__dwfns f;
-    bool ok = dw && xz;
+    bool ok;
+
+    /* RTLD_LOCAL: nothing of theirs joins the program's symbol scope. */
+    dw = dlopen(RECS_LIBDW_SONAME, RTLD_NOW | RTLD_LOCAL);
+    xz = dlopen(RECS_LIBLZMA_SONAME, RTLD_NOW | RTLD_LOCAL);
+    ok = dw && xz;
 
     memset(&f, 0, sizeof f);
     /* libelf's functions through libdw's handle: it depends on libelf. */
@@ -40,7 +44,6 @@ static void load(void)
         recs__dw = f;
         loaded = true;
     }
-    /* Kept loaded either way: -z nodelete, as the sampler itself. */
 }
 
 bool recs__dw_load(void)
