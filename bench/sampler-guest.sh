@@ -22,12 +22,18 @@
 #               sampler thread runs clean)
 #   statuspipe  the status pipe's reader gone: the program's status 0 (no
 #               SIGPIPE of rec's)
+#   sealed      rec-start on a program leaving by a raw exit_group
+#               (tests/workloads/rawexit): status 7, the recording complete
+#               and sealed
 # Idle: `sleep 10` under rec-start, the sampler thread's CPU time (its
 # start included) from the recording's ProcessUsage, median of 5.
 # Start: CPU time per process start (perf stat task-clock over 20 runs,
 # children included, rec-start's own counted once) of /bin/true and
-# python3 -c pass, with and without rec-start; and a C build of 10 files,
-# make -j2, against rec-start -c make -j2 (wall time, median of 5).
+# python3 -c pass, alone, under rec-start and under perf record -g; and a
+# C build of 10 files, make -j2, alone, under rec-start -c and under perf
+# record -g (which follows children too), wall time, median of 5. The
+# shared table cache is warm (a first run fills it); a cold cache costs
+# the first process of each module its tables.
 set -u
 B=$(cd "${1:-_build}" && pwd)
 RUNS=${2:-50}
@@ -37,7 +43,8 @@ CHECK=$B/tests/sampler-check
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 make -s -C "$B" tests/sampler-check tests/hazards/sigreenter tests/hazards/sigexit \
-    tests/hazards/stuck tests/hazards/forkstack tests/hazards/burn >/dev/null || exit 1
+    tests/hazards/stuck tests/hazards/forkstack tests/hazards/burn \
+    tests/workloads/rawexit >/dev/null || exit 1
 export LD_LIBRARY_PATH=$B/librecord/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 median() { sort -g | awk '{ v[NR] = $1 } END { print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
@@ -60,7 +67,7 @@ chk() { "$CHECK" --accounting 1000000 "$tmp/r.rec" >"$tmp/chk" 2>&1; }
 printf '%-7s %-16s %s\n' engine hazard held
 for e in timer perf; do
     declare -A held=([reenter]=0 [_exit]=0 [exec]=0 [stuck-exec-10ms]=0
-                     [stuck-exec-1ms]=0 [forkstack]=0 [statuspipe]=0)
+                     [stuck-exec-1ms]=0 [forkstack]=0 [statuspipe]=0 [sealed]=0)
     for _ in $(seq "$RUNS"); do
         under REC_ENGINE=$e -- "$H/sigreenter" 1000
         [ $rc = 0 ] && chk && held[reenter]=$((held[reenter] + 1))
@@ -86,8 +93,12 @@ for e in timer perf; do
             echo $? >"$tmp/st.rc"
         } | true
         [ "$(cat "$tmp/st.rc")" = 0 ] && held[statuspipe]=$((held[statuspipe] + 1))
+        "$B/tools/rec-start" -q --force --engine "$e" -o "$tmp/seal.rec" \
+            "$B/tests/workloads/rawexit" 100 >/dev/null 2>&1
+        [ $? = 7 ] && "$B/tools/rec-summary" --json "$tmp/seal.rec" 2>/dev/null |
+            grep -q '"sealed": true' && held[sealed]=$((held[sealed] + 1))
     done
-    for k in reenter _exit exec stuck-exec-10ms stuck-exec-1ms forkstack statuspipe; do
+    for k in reenter _exit exec stuck-exec-10ms stuck-exec-1ms forkstack statuspipe sealed; do
         printf '%-7s %-16s %d/%d\n' "$e" "$k" "${held[$k]}" "$RUNS"
     done
     unset held
@@ -104,12 +115,18 @@ echo "idle: sleep 10, the sampler thread's CPU: $(awk -v n="$idle" 'BEGIN { prin
 if command -v perf >/dev/null 2>&1; then
     # task-clock in ms of CMD..., over 20 runs (perf stat's mean).
     cpu_ms() { perf stat -r 20 -x, -e task-clock "$@" 2>&1 >/dev/null | awk -F, '$3 == "task-clock" { print $1 }' | tail -1; }
-    for prog in /bin/true "python3 -c pass"; do
+    py=python3
+    [ -x /usr/bin/python3 ] && py=/usr/bin/python3
+    for prog in /bin/true "$py -c pass"; do
         # shellcheck disable=SC2086  # the program and its arguments
+        "$B/tools/rec-start" -q -o "$tmp/s.rec" --force -- $prog    # the cache
+        # shellcheck disable=SC2086
         plain=$(cpu_ms $prog)
         # shellcheck disable=SC2086
         rec=$(cpu_ms "$B/tools/rec-start" -q -o "$tmp/s.rec" --force -- $prog)
-        echo "start: $prog: $plain ms alone, $rec ms under rec-start: +$(awk -v a="$plain" -v b="$rec" 'BEGIN { printf "%.1f", b - a }') ms"
+        # shellcheck disable=SC2086
+        prf=$(cpu_ms perf record -q -g -o "$tmp/p.data" -- $prog)
+        echo "start: $prog: $plain ms alone, $rec ms under rec-start: +$(awk -v a="$plain" -v b="$rec" 'BEGIN { printf "%.1f", b - a }') ms; perf record -g: +$(awk -v a="$plain" -v b="$prf" 'BEGIN { printf "%.1f", b - a }') ms"
     done
 else
     echo "start: perf not installed, not measured"
@@ -123,6 +140,7 @@ printf 'int main(void) { return 0; }\n' >"$tmp/mk/main.c"
 printf 'OBJS = $(patsubst %%.c,%%.o,$(wildcard *.c))\napp: $(OBJS)\n\t$(CC) -o $@ $^\n%%.o: %%.c\n\t$(CC) -O2 -c $< -o $@\n' >"$tmp/mk/Makefile"
 : >"$tmp/mk-plain"
 : >"$tmp/mk-rec"
+: >"$tmp/mk-perf"
 ms_now() { echo $(($(date +%s%N) / 1000000)); }
 for _ in 1 2 3 4 5; do
     rm -f "$tmp"/mk/*.o "$tmp/mk/app"
@@ -133,8 +151,19 @@ for _ in 1 2 3 4 5; do
     "$B/tools/rec-start" -q -c -o "$tmp/mk.rec" -- make -s -C "$tmp/mk" -j2 >/dev/null 2>&1
     t1=$(ms_now)
     echo $((t1 - t0)) >>"$tmp/mk-rec"
+    if command -v perf >/dev/null 2>&1; then
+        rm -f "$tmp"/mk/*.o "$tmp/mk/app"
+        t0=$(ms_now)
+        perf record -q -g -o "$tmp/mk.data" -- make -s -C "$tmp/mk" -j2 >/dev/null 2>&1
+        t1=$(ms_now)
+        echo $((t1 - t0)) >>"$tmp/mk-perf"
+    fi
 done
 p=$(median <"$tmp/mk-plain")
 r=$(median <"$tmp/mk-rec")
 echo "build: make -j2 of 10 C files: $p ms alone, $r ms under rec-start -c ($(awk -v p="$p" -v r="$r" 'BEGIN { printf "%.2f", r / p }')x)"
+if [ -s "$tmp/mk-perf" ]; then
+    f=$(median <"$tmp/mk-perf")
+    echo "build: the same under perf record -g: $f ms ($(awk -v p="$p" -v r="$f" 'BEGIN { printf "%.2f", r / p }')x)"
+fi
 echo "# load after: $(cut -d' ' -f1-3 /proc/loadavg)"
