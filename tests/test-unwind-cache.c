@@ -11,6 +11,7 @@
 #include "cache.h"
 #include <rec/record.h>
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -152,6 +153,40 @@ int main(void)
     tap_ok(recs__uwc_store(BID, t) == 0 && !loads(), "unsorted rows are refused");
     ((recs_uw_row *)t->rows)[1].start = 0x1000;
     unlink(file);
+
+    /* Bounded: past 1024 files, a store (of a build-id that checks)
+     * removes the older half; the new file stays. */
+    {
+        struct timespec old[2] = { { 1000000000, 0 }, { 1000000000, 0 } };
+        char name[600];
+        int n = 0;
+        DIR *d;
+        struct dirent *e;
+        for (int k = 0; k < 1100; k++) {
+            snprintf(name, sizeof name, "%s/%040x.uwt", dir, 0xabc000 + k);
+            int fd = open(name, O_WRONLY | O_CREAT, 0600);
+            close(fd);
+            old[0].tv_sec = old[1].tv_sec = 1000000000 + k;
+            utimensat(AT_FDCWD, name, old, 0);
+        }
+        recs__uwc_store(BID, t);
+        if ((d = opendir(dir)) != NULL) {
+            while ((e = readdir(d)) != NULL)
+                n += e->d_name[0] != '.';
+            closedir(d);
+        }
+        tap_ok(n > 500 && n < 600 && loads(),
+               "1101 files: the older half removed (%d left), the new one kept",
+               n);
+        if ((d = opendir(dir)) != NULL) {
+            while ((e = readdir(d)) != NULL)
+                if (e->d_name[0] != '.') {
+                    snprintf(name, sizeof name, "%s/%s", dir, e->d_name);
+                    unlink(name);
+                }
+            closedir(d);
+        }
+    }
 
     snprintf(sub, sizeof sub, "%s/open", dir);
     mkdir(sub, 0755);
