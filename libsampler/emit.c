@@ -14,10 +14,13 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-/* A thread's name is read again after 10 ms, then at doubling intervals
- * up to 1 s: threads name themselves just after they start, often after
- * the first drain has seen them. */
+/* A thread's name is read again 10 ms and 110 ms after it is first
+ * seen, then every second: threads name themselves just after they
+ * start, often after the first drain has seen them. (Each read opens a
+ * /proc file: a doubling schedule made them a sixth of the sampler
+ * thread's CPU time in a short run.) */
 #define NAME_FIRST_NS   10000000ull
+#define NAME_SECOND_NS  100000000ull
 #define NAME_REFRESH_NS 1000000000ull
 
 static rec_id str_id(const char *s)
@@ -171,8 +174,8 @@ rec_id recs__thread_ref(recs__thread *t, bool ended, const char *name,
         return t->ref;
     t->ref_checked_ns = now;
     t->ref_every_ns = !t->ref ? NAME_FIRST_NS
-                      : t->ref_every_ns < NAME_REFRESH_NS / 2
-                      ? 2 * t->ref_every_ns : NAME_REFRESH_NS;
+                      : t->ref_every_ns < NAME_SECOND_NS ? NAME_SECOND_NS
+                      : NAME_REFRESH_NS;
     snprintf(path, sizeof path, "/proc/self/task/%d/comm", (int)t->tid);
     n = read_small(path, comm, sizeof comm);
     if (n <= 0)
