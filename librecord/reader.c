@@ -117,6 +117,25 @@ typedef struct hdr {
     uint64_t size, start_wall, start_ticks, duration, tps;
 } hdr;
 
+/* A writer that died inside an update leaves the generation odd: the
+ * fields are then those of the generation before or after it, and the
+ * checksum tells which (or that the header is damaged). */
+bool rec__header_crc_ok(const uint8_t *b)
+{
+    uint8_t c[REC_CHUNK_HEADER_SIZE];
+    uint32_t gen = le32(b + REC_CH_GENERATION);
+
+    if (rec__crc32c(0, b, REC_CH_CRC) == le32(b + REC_CH_CRC))
+        return true;
+    for (int d = -1; (gen & 1) && d <= 1; d += 2) {
+        memcpy(c, b, sizeof c);
+        put32(c + REC_CH_GENERATION, gen + (uint32_t)d);
+        if (rec__crc32c(0, c, REC_CH_CRC) == le32(b + REC_CH_CRC))
+            return true;
+    }
+    return false;
+}
+
 /* Read the header at off under the seqlock: retry while the generation is
  * odd, changes across the read, or the checksum fails (a torn read).
  * Returns 1 with *h, 0 if the file ends exactly at off, or an error. */
@@ -159,15 +178,8 @@ static int read_header(rec_reader *r, uint64_t off, hdr *h)
             continue;
         break;
     }
-    /* A writer that died inside an update leaves the generation odd: the
-     * fields are then those of the generation before or after it, and the
-     * checksum tells which (or that the header is damaged). */
-    uint32_t gen = le32(b + REC_CH_GENERATION);
-    for (int d = -1; !crc_ok && (gen & 1) && d <= 1; d += 2) {
-        memcpy(prev, b, sizeof b);
-        put32(prev + REC_CH_GENERATION, gen + (uint32_t)d);
-        crc_ok = rec__crc32c(0, prev, REC_CH_CRC) == le32(b + REC_CH_CRC);
-    }
+    if (!crc_ok)
+        crc_ok = rec__header_crc_ok(b);
     if (!crc_ok)
         return rec__rfail(r, REC_ECORRUPT, off, "chunk header checksum mismatch");
     h->major = le16(b + REC_CH_MAJOR);

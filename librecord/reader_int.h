@@ -235,6 +235,15 @@ static inline uint64_t le64(const uint8_t *p)
 {
     return (uint64_t)le32(p) | (uint64_t)le32(p + 4) << 32;
 }
+static inline void put64(uint8_t *p, uint64_t v)
+{
+    put32(p, (uint32_t)v);
+    put32(p + 4, (uint32_t)(v >> 32));
+}
+
+/* A chunk header's CRC holds, read as is or, its generation odd (a writer
+ * that died inside an update), as the generation before or after. */
+bool rec__header_crc_ok(const uint8_t *b);
 
 /* Streams (spool.c): is fd a pipe, FIFO, socket or the like; make r read
  * src through a private in-memory file; copy the next chunk into it. */

@@ -29,8 +29,6 @@
 static int header_at(int fd, uint64_t off, uint8_t *b)
 {
     ssize_t n = rec__pread_full(fd, b, REC_CHUNK_HEADER_SIZE, off);
-    uint8_t c[REC_CHUNK_HEADER_SIZE];
-    uint32_t gen;
 
     if (n < 0)
         return REC_EIO;
@@ -40,20 +38,7 @@ static int header_at(int fd, uint64_t off, uint8_t *b)
         return off == 0 ? REC_EMAGIC : REC_ECORRUPT;
     if (le16(b + REC_CH_MAJOR) != REC_FORMAT_MAJOR)
         return REC_EVERSION;
-    if (rec__crc32c(0, b, REC_CH_CRC) == le32(b + REC_CH_CRC))
-        return 1;
-    /* Died inside an update: the checksum says which generation the
-     * fields are (rec-format(5), SEQUENCE LOCK). */
-    gen = le32(b + REC_CH_GENERATION);
-    for (int d = -1; (gen & 1) && d <= 1; d += 2) {
-        memcpy(c, b, sizeof c);
-        put32(c + REC_CH_GENERATION, gen + (uint32_t)d);
-        if (rec__crc32c(0, c, REC_CH_CRC) == le32(b + REC_CH_CRC)) {
-            memcpy(b, c, sizeof c);
-            return 1;
-        }
-    }
-    return REC_ECORRUPT;
+    return rec__header_crc_ok(b) ? 1 : REC_ECORRUPT;
 }
 
 static int pwrite_full(int fd, const void *p, size_t n, uint64_t off)
@@ -73,7 +58,9 @@ static int pwrite_full(int fd, const void *p, size_t n, uint64_t off)
     return 0;
 }
 
-/* Mark the OPEN chunk at off FINISHED at its committed size. */
+/* Mark the OPEN chunk at off FINISHED at its committed size (the next
+ * odd generation, the fields, the even one after it: rec-format(5),
+ * SEQUENCE LOCK; a torn odd generation is reused). */
 static int finish_open(int fd, uint64_t off, uint8_t *b)
 {
     uint32_t gen = le32(b + REC_CH_GENERATION) | 1;
@@ -102,9 +89,8 @@ int rec_writer_open_seal(rec_writer **out, const char *path,
     rec__seal_at at = { 0, 0, REC_CHUNK_SEALED };
     bool any = false, open_chunk = false, last = false;
     struct stat st;
-    int fd, rc = 0;
-
     rec_seal_info got;
+    int fd, rc = 0;
 
     if (!out || !path || (info && info->size < sizeof info->size))
         return REC_EINVAL;
@@ -126,10 +112,11 @@ int rec_writer_open_seal(rec_writer **out, const char *path,
         if (rc <= 0)
             break;
         size = le64(b + REC_CH_SIZE);
-        if (size < REC_CHUNK_HEADER_SIZE || size > end - off) {
-            rc = b[REC_CH_STATE] == REC_STATE_OPEN ? 1 : REC_ECORRUPT;
-            if (rc < 0)
-                break;
+        /* Only an OPEN chunk may claim more than the file holds. */
+        if (size < REC_CHUNK_HEADER_SIZE ||
+            (size > end - off && b[REC_CH_STATE] != REC_STATE_OPEN)) {
+            rc = REC_ECORRUPT;
+            break;
         }
         any = true;
         at.index = le32(b + REC_CH_INDEX) + 1;
@@ -159,8 +146,7 @@ int rec_writer_open_seal(rec_writer **out, const char *path,
         uint64_t size = le64(b + REC_CH_SIZE);
         if (size > end - off)
             size = end - off;       /* never beyond the file */
-        put32(b + REC_CH_SIZE, (uint32_t)size);
-        put32(b + REC_CH_SIZE + 4, (uint32_t)(size >> 32));
+        put64(b + REC_CH_SIZE, size);
         if ((rc = finish_open(fd, off, b)) < 0) {
             close(fd);
             return rc;
