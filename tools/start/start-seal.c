@@ -29,7 +29,7 @@
 
 static const char *prog = "rec-start";
 
-/* What the file accounts for, read before it is sealed. */
+/* What the file accounts for. */
 struct accounted {
     uint64_t cpu_ns;         /* sampled periods and lost time */
     uint64_t sampler_ns;     /* the sampler threads' own, where known */
@@ -101,7 +101,6 @@ int start_seal(const char *path, pid_t pid, const struct rusage *ru)
     uint64_t total, missing;
     int rc;
 
-    account(path, &a);
     memset(&info, 0, sizeof info);
     info.size = sizeof info;
     /* Under a file size limit (inherited by the program, which may have
@@ -116,6 +115,10 @@ int start_seal(const char *path, pid_t pid, const struct rusage *ru)
                 prog, path, rec_strerror(rc));
         return rc;
     }
+    /* Read only now that there is something to seal (a finished
+     * recording is not read here at all): the committed events are the
+     * same, the sealing chunk holds none yet. */
+    account(path, &a);
     total = tv_ns(ru->ru_utime) + tv_ns(ru->ru_stime);
     missing = total > a.cpu_ns + a.sampler_ns ? total - a.cpu_ns - a.sampler_ns
                                               : 0;
