@@ -24,21 +24,58 @@
 static char *dir;                    /* NULL: no cache */
 static char builder[136];
 
-/* 64-bit FNV-1a over 8-byte words: finds a damaged or foreign file; the
- * structural checks below are what keep the handler's reads in bounds. */
+/* 64-bit FNV-1a over the body's 8-byte words, then its last bytes one by
+ * one: finds a damaged or foreign file; the structural checks of each
+ * kind are what keep the handler's reads in bounds. Fed in parts (a
+ * word may straddle two), so that a store sums what it writes without
+ * gathering it first. */
+struct sum {
+    uint64_t h;
+    unsigned char tail[8];
+    size_t ntail;
+};
+
+static void sum_init(struct sum *s)
+{
+    s->h = 0xcbf29ce484222325ull;
+    s->ntail = 0;
+}
+
+static void sum_feed(struct sum *s, const unsigned char *p, size_t n)
+{
+    uint64_t w;
+
+    while (s->ntail && s->ntail < 8 && n) {
+        s->tail[s->ntail++] = *p++;
+        n--;
+    }
+    if (s->ntail == 8) {
+        memcpy(&w, s->tail, 8);
+        s->h = (s->h ^ w) * 0x100000001b3ull;
+        s->ntail = 0;
+    }
+    for (; n >= 8; p += 8, n -= 8) {
+        memcpy(&w, p, 8);
+        s->h = (s->h ^ w) * 0x100000001b3ull;
+    }
+    memcpy(s->tail + s->ntail, p, n);
+    s->ntail += n;
+}
+
+static uint64_t sum_end(struct sum *s)
+{
+    for (size_t i = 0; i < s->ntail; i++)
+        s->h = (s->h ^ s->tail[i]) * 0x100000001b3ull;
+    return s->h;
+}
+
 static uint64_t checksum(const unsigned char *p, size_t n)
 {
-    uint64_t h = 0xcbf29ce484222325ull;
-    size_t i = 0;
+    struct sum s;
 
-    for (; i + 8 <= n; i += 8) {
-        uint64_t w;
-        memcpy(&w, p + i, 8);
-        h = (h ^ w) * 0x100000001b3ull;
-    }
-    for (; i < n; i++)
-        h = (h ^ p[i]) * 0x100000001b3ull;
-    return h;
+    sum_init(&s);
+    sum_feed(&s, p, n);
+    return sum_end(&s);
 }
 
 /* A directory of ours that only we can enter (created if missing). */
@@ -217,13 +254,12 @@ static bool write_all(int fd, const void *p, size_t n)
     return true;
 }
 
-
 int recs__cache_store(const char *build_id, const char *ext,
                       recs_cache_header *h, const void *const *parts,
                       const size_t *sizes, int nparts)
 {
     char path[PATH_MAX], tmp[PATH_MAX];
-    uint64_t sum = 0xcbf29ce484222325ull;
+    struct sum sum;
     bool ok;
     int fd;
 
@@ -232,24 +268,11 @@ int recs__cache_store(const char *build_id, const char *ext,
                  (int)getpid()) >= (int)sizeof tmp)
         return REC_EINVAL;
     h->header_size = sizeof *h;
-    h->checksum = 0;
     /* The checksum runs over the parts as one body. */
-    {
-        size_t total = 0;
-        unsigned char *all;
-        for (int i = 0; i < nparts; i++)
-            total += sizes[i];
-        if (!(all = malloc(total ? total : 1)))
-            return REC_ENOMEM;
-        total = 0;
-        for (int i = 0; i < nparts; i++) {
-            memcpy(all + total, parts[i], sizes[i]);
-            total += sizes[i];
-        }
-        sum = checksum(all, total);
-        free(all);
-    }
-    h->checksum = sum;
+    sum_init(&sum);
+    for (int i = 0; i < nparts; i++)
+        sum_feed(&sum, parts[i], sizes[i]);
+    h->checksum = sum_end(&sum);
     snprintf(h->module, sizeof h->module, "%s", build_id);
     snprintf(h->builder, sizeof h->builder, "%s", builder);
     fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
