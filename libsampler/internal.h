@@ -443,6 +443,8 @@ int  recs__parse_fd_id(const char *v, int *fd, dev_t *dev, ino_t *ino);
 /* status.c */
 void recs__warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void recs__warn_safe(const char *msg);                    /* Signal-safe. */
+/* v in decimal at p, NUL-terminated (24 bytes hold any); the end. */
+char *recs__put_u64(char *p, uint64_t v);                 /* Signal-safe. */
 extern _Atomic int recs__write_errno;
 void recs__status_send(const char *fmt, ...)
     __attribute__((format(printf, 1, 2)));

@@ -342,21 +342,6 @@ static bool owner(void)
     return atomic_load(&recs__g.running) && recs__g.pid == getpid();
 }
 
-/* Signal-safe. v in decimal at p (NUL-terminated); returns the end. */
-static char *put_u64(char *p, uint64_t v)
-{
-    char d[24];
-    int n = 0;
-
-    do
-        d[n++] = (char)('0' + v % 10);
-    while ((v /= 10) != 0);
-    while (n)
-        *p++ = d[--n];
-    *p = '\0';
-    return p;
-}
-
 /* Signal-safe (exec is called from signal handlers: a daemon that
  * re-executes itself on SIGHUP). envp continuing this process's
  * recording, if it carries REC_OUTPUT: this file and root pid (a shell
@@ -396,11 +381,11 @@ static char **env_for_exec(char *const envp[], size_t *maplen)
             strncmp(envp[i], "REC_ROOT_PID=", 13))
             out[k++] = envp[i];
     memcpy(root, "REC_ROOT_PID=", 13);
-    put_u64(root + 13, (uint64_t)getpid());
+    recs__put_u64(root + 13, (uint64_t)getpid());
     memcpy(id, "REC_OUTPUT_ID=", 14);
-    p = put_u64(id + 14, (uint64_t)recs__g.out_dev);
+    p = recs__put_u64(id + 14, (uint64_t)recs__g.out_dev);
     *p++ = ':';
-    put_u64(p, (uint64_t)recs__g.out_ino);
+    recs__put_u64(p, (uint64_t)recs__g.out_ino);
     out[k++] = output;
     out[k++] = root;
     out[k++] = (char *)"REC_APPEND=1";

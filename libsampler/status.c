@@ -132,27 +132,35 @@ void recs__xfsz_take(bool was_pending)
     take_back(SIGXFSZ, was_pending);
 }
 
+/* Signal-safe. */
+char *recs__put_u64(char *p, uint64_t v)
+{
+    char d[24];
+    int n = 0;
+
+    do
+        d[n++] = (char)('0' + v % 10);
+    while ((v /= 10) != 0);
+    while (n)
+        *p++ = d[--n];
+    *p = '\0';
+    return p;
+}
+
 /* Signal-safe. recs__warn for a fixed message, from any context: no
  * formatting but the pid's digits. */
 void recs__warn_safe(const char *msg)
 {
-    char buf[512], digits[16];
+    char buf[512], pid[24];
     const char *who = recs__g.preloaded ? "rec-start: sampler (pid "
                                         : "libsampler (pid ";
-    size_t n = 0, k = 0;
-    unsigned pid = (unsigned)getpid();
+    const char *parts[] = { who, pid, "): ", msg };
+    size_t n = 0;
 
-    do
-        digits[k++] = (char)('0' + pid % 10);
-    while ((pid /= 10) && k < sizeof digits);
-    for (const char *p = who; *p && n < sizeof buf - 1; p++)
-        buf[n++] = *p;
-    while (k && n < sizeof buf - 1)
-        buf[n++] = digits[--k];
-    for (const char *p = "): "; *p && n < sizeof buf - 1; p++)
-        buf[n++] = *p;
-    for (const char *p = msg; *p && n < sizeof buf - 1; p++)
-        buf[n++] = *p;
+    recs__put_u64(pid, (uint64_t)getpid());
+    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
+        for (const char *p = parts[i]; *p && n < sizeof buf - 1; p++)
+            buf[n++] = *p;
     buf[n++] = '\n';
     recs__write_quiet(STDERR_FILENO, buf, n);
 }
