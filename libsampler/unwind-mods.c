@@ -581,16 +581,17 @@ void recs__uw_mark_stale(void)
 
 int recs__uw_symbolic_start(uint64_t pc, uint64_t *vaddr)
 {
+    const recs_uw_set *set;
     const recs_uw_seg *seg;
     int rc = -1;
 
     pthread_mutex_lock(&uw_lock);
-    seg = recs__uw_find(atomic_load(&uw_set), pc);
+    set = atomic_load(&uw_set);
+    seg = recs__uw_find(set, pc);
     if (seg && seg->pending) {
         /* Asked for by the next refresh: until then, like code outside
          * every known segment. */
-        const recs_uw_set *set = atomic_load(&uw_set);
-        atomic_store(&set->want[seg->mod], 1);
+        recs__uw_want(set, seg);
         atomic_store(&uw_stale, 1);
     } else if (seg) {
         rc = seg->tab && recs__uw_func_start(seg->tab, pc - seg->bias, vaddr);

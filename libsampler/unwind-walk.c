@@ -84,16 +84,11 @@ RECS_NO_SANITIZE unsigned recs__uw_walk(const recs_uw_set *set, uint64_t pc,
         bool nbx_ok = bx_ok;
 
         if (seg && seg->pending) {
-            /* Relaxed: a flag lost to a set swap is set again by the next
-             * walk through the module. The walk ends here: the
-             * frame-pointer rule would skip the callers of code built
-             * without frame pointers (most of a distribution), and a
-             * short stack is better than a wrong one. */
-            if (seg->mod < set->nmods &&
-                !atomic_load_explicit(&set->want[seg->mod],
-                                      memory_order_relaxed))
-                atomic_store_explicit(&set->want[seg->mod], 1,
-                                      memory_order_relaxed);
+            /* The walk ends here: the frame-pointer rule would skip the
+             * callers of code built without frame pointers (most of a
+             * distribution), and a short stack is better than a wrong
+             * one. */
+            recs__uw_want(set, seg);
             *early = true;
             break;
         }

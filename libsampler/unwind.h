@@ -134,6 +134,17 @@ typedef struct recs_uw_set {
     recs_uw_seg segs[];            /* sorted by lo */
 } recs_uw_set;
 
+/* Signal-safe. Ask the next refresh for the table of seg's module
+ * (pending in set). Relaxed: a flag lost to a set swap is set again by
+ * the next walk through the module. */
+static inline void recs__uw_want(const recs_uw_set *set,
+                                 const recs_uw_seg *seg)
+{
+    if (seg->mod < set->nmods &&
+        !atomic_load_explicit(&set->want[seg->mod], memory_order_relaxed))
+        atomic_store_explicit(&set->want[seg->mod], 1, memory_order_relaxed);
+}
+
 /* Rescan the loaded modules and publish the set (not from the handler),
  * building the tables a walk asked for. Returns the number of new modules
  * or < 0. recs__uw_refresh_all() builds every table now (benchmarks). */
