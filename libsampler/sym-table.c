@@ -345,6 +345,13 @@ static int source_of(recs__module *m)
     return SRC_DYNSYM;
 }
 
+/* Whether m's table is kept in the shared cache: the vdso (copied from
+ * memory) and modules without a build-id are not. */
+static bool cacheable(const recs__module *m)
+{
+    return m->build_id[0] && !m->image && recs__cache_enabled();
+}
+
 /* The table of m from the shared cache, if it holds one of this source. */
 static bool from_cache(recs__module *m, int src)
 {
@@ -405,8 +412,7 @@ static int finish(recs__module *m, struct symbuild *b, int src)
     m->nsyms = b->n;
     m->sym_names = text;
     m->sym_own = v;
-    if (m->build_id[0] && !m->image && recs__cache_enabled() &&
-        names <= UINT32_MAX) {
+    if (cacheable(m) && names <= UINT32_MAX) {
         recs_cache_header h;
         const void *parts[2] = { v, text };
         size_t sizes[2] = { b->n * sizeof *v, names };
@@ -426,8 +432,7 @@ int recs__module_load_syms(recs__module *m)
     struct symbuild b = { 0 };
     int src = source_of(m), rc;
 
-    if (m->build_id[0] && !m->image && recs__cache_enabled() &&
-        from_cache(m, src))
+    if (cacheable(m) && from_cache(m, src))
         return 0;
     rc = load_symtab(&b, m->elf, SHT_SYMTAB);
     if (rc == 0 && m->dbg_elf)
