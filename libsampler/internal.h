@@ -22,7 +22,10 @@
  *   exit.c      _exit, _Exit, exit_group: the sampler thread finishes the
  *               recording while the exiting thread waits
  *               (recs__finish_by_sampler in sampler.c)
- *   status.c    recs__write_quiet: writes that never raise SIGPIPE
+ *   status.c    recs__write_quiet: writes that never raise SIGPIPE;
+ *               recs__warn_safe, recs__put_u64
+ *   preload.c   the exec family's interposers up to the exec (the
+ *               environment of the next image, the stop handed over)
  * Threads and sessions:
  *   thread.c    per-thread state, registration, armings, teardown
  *   engine.c, engine-timer.c, engine-perf.c   the signal's source per
