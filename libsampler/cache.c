@@ -97,7 +97,8 @@ void recs__cache_configure(const char *setting, const char *self_build_id)
     free(dir);
     dir = NULL;
     if (!self_build_id || !*self_build_id ||
-        strlen(self_build_id) >= sizeof builder)
+        strlen(self_build_id) >= sizeof builder ||
+        strspn(self_build_id, "0123456789abcdef") != strlen(self_build_id))
         return;
     snprintf(builder, sizeof builder, "%s", self_build_id);
     if (setting) {
@@ -133,13 +134,17 @@ bool recs__cache_enabled(void)
     return dir != NULL;
 }
 
+/* The module's build-id, then the first 12 digits of the builder's: two
+ * builds of libsampler used side by side (a package and a development
+ * tree) keep a table each instead of replacing each other's every run. */
 static bool file_name(char *out, size_t size, const char *build_id,
                       const char *ext)
 {
     if (!dir || !build_id || !*build_id || strlen(build_id) >= 136 ||
         strspn(build_id, "0123456789abcdef") != strlen(build_id))
         return false;
-    return snprintf(out, size, "%s/%s.%s", dir, build_id, ext) < (int)size;
+    return snprintf(out, size, "%s/%s-%.12s.%s", dir, build_id, builder,
+                    ext) < (int)size;
 }
 
 const recs_cache_header *recs__cache_map(const char *build_id,
@@ -264,8 +269,8 @@ int recs__cache_store(const char *build_id, const char *ext,
     int fd;
 
     if (!file_name(path, sizeof path, build_id, ext) ||
-        snprintf(tmp, sizeof tmp, "%s/.%s.%s.%d.tmp", dir, build_id, ext,
-                 (int)getpid()) >= (int)sizeof tmp)
+        snprintf(tmp, sizeof tmp, "%s/.%s-%.12s.%s.%d.tmp", dir, build_id,
+                 builder, ext, (int)getpid()) >= (int)sizeof tmp)
         return REC_EINVAL;
     h->header_size = sizeof *h;
     /* The checksum runs over the parts as one body. */

@@ -90,7 +90,7 @@ int main(void)
     snprintf(dir, sizeof dir, "%s/uwc.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
     if (!mkdtemp(dir))
         return 99;
-    snprintf(file, sizeof file, "%s/%s.uwt", dir, BID);
+    snprintf(file, sizeof file, "%s/%s-%s.uwt", dir, BID, SELF);
 
     recs__cache_configure(dir, SELF);
     tap_ok(recs__cache_enabled(), "a private directory is a cache");

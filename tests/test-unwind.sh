@@ -99,7 +99,7 @@ check_chain cached2 stk-main stk_c "^stk_c stk_b stk_a main .*$root"
 damaged=""
 for m in "$WORKLOADS/stacks-nofp" "$(ldd "$WORKLOADS/stacks-nofp" | awk '$1 ~ /^libc[.]so/ { print $3 }')"; do
     bid=$(readelf -n "$m" 2>/dev/null | awk '/Build ID:/ { print $3 }')
-    for f in "$cache/$bid.uwt" "$cache/$bid.sym"; do
+    for f in "$cache/$bid"-*.uwt "$cache/$bid"-*.sym; do
         [ -n "$bid" ] && [ -f "$f" ] || continue
         printf 'damaged' | dd of="$f" bs=1 seek=400 conv=notrunc 2>/dev/null
         cp "$f" "$f.damaged"
