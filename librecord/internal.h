@@ -183,11 +183,13 @@ struct rec_stream {
 struct rec_writer {
     int fd;
     /* The file fd must still name (a program that closes every fd and
-     * opens its own may be handed the same number): checked before every
-     * write; on a mismatch nothing is written or closed again. */
+     * opens its own may be handed the same number): checked before the
+     * first write of each flush; on a mismatch nothing is written or
+     * closed again. */
     dev_t fd_dev;
     ino_t fd_ino;
     bool fd_lost;
+    bool fd_checked;            /* in this flush: fd_still_ours held */
     bool finished;             /* rec_writer_finish: fd closed, nothing more written */
     int finish_rc, finish_errno;
     int error;                 /* first write error: the file is suspect after it */

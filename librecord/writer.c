@@ -62,16 +62,21 @@ static int fail_io(rec_writer *w)
 }
 
 /* The fd still names our file (see rec_writer.fd_dev). Once it does not,
- * the writer fails for good and never touches that fd again. */
+ * the writer fails for good and never touches that fd again. Checked once
+ * per flush (its writes follow each other; the header's commit ends it),
+ * not once per write: a flush is 4 to 6 writes, and a sampler flushing
+ * several times a second pays for each system call. */
 static bool fd_still_ours(rec_writer *w)
 {
     struct stat st;
 
     if (w->fd_lost)
         return false;
+    if (w->fd_checked)
+        return true;
     if (fstat(w->fd, &st) == 0 && st.st_dev == w->fd_dev &&
         st.st_ino == w->fd_ino)
-        return true;
+        return w->fd_checked = true;
     w->fd_lost = true;
     return false;
 }
@@ -233,15 +238,18 @@ static int commit_header(rec_writer *w, unsigned state, unsigned flags)
     put_le32(g, ++w->hdr_gen);
     struct iovec v1 = { g, 4 };
     int rc = pwrite_all(w, &v1, 1, w->chunk_off + REC_CH_GENERATION);
-    if (rc)
-        return rc;
-    build_header(w, h, ++w->hdr_gen, state, flags);
-    struct iovec v2 = { h + REC_CH_STATE, REC_CHUNK_HEADER_SIZE - REC_CH_STATE };
-    if ((rc = pwrite_all(w, &v2, 1, w->chunk_off + REC_CH_STATE)))
-        return rc;
-    put_le32(g, w->hdr_gen);
-    struct iovec v3 = { g, 4 };
-    return pwrite_all(w, &v3, 1, w->chunk_off + REC_CH_GENERATION);
+    if (!rc) {
+        build_header(w, h, ++w->hdr_gen, state, flags);
+        struct iovec v2 = { h + REC_CH_STATE, REC_CHUNK_HEADER_SIZE - REC_CH_STATE };
+        rc = pwrite_all(w, &v2, 1, w->chunk_off + REC_CH_STATE);
+    }
+    if (!rc) {
+        put_le32(g, w->hdr_gen);
+        struct iovec v3 = { g, 4 };
+        rc = pwrite_all(w, &v3, 1, w->chunk_off + REC_CH_GENERATION);
+    }
+    w->fd_checked = false;      /* the next flush checks again */
+    return rc;
 }
 
 static int chunk_start(rec_writer *w)
@@ -611,6 +619,7 @@ int rec_writer_finish(rec_writer *w)
         int rc = rotate_locked(w, true);
         int e = errno;
         /* A number that no longer names our file is the program's now. */
+        w->fd_checked = false;
         if (!fd_still_ours(w)) {
             if (!rc)
                 rc = REC_EIO;
