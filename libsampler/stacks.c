@@ -20,6 +20,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The cache starts small and doubles up to CACHE_SLOTS: a fresh 512 KiB
+ * table costs a process one copy-on-write fault per page as its first
+ * stacks land (with a TLB shootdown to the program's CPUs each), about
+ * 2 ms on a VM, whereas most programs have a few hundred stacks. */
+#define CACHE_FIRST  (1u << 9)
 #define CACHE_SLOTS  (1u << 14)
 #define ARENA_MAX    (8u << 20)          /* pcs kept before the cache restarts */
 #define MAX_PCS      (RECS_MAX_DEPTH + 2)
@@ -33,7 +38,7 @@ struct slot {
 };
 
 static struct slot *slots;
-static size_t used;
+static size_t used, nslots;
 static uint64_t *arena;
 static size_t arena_len, arena_cap;
 static uint64_t last_scan_ns;
@@ -41,7 +46,8 @@ static uint64_t last_scan_ns;
 int recs__stacks_init(void)
 {
     recs__stacks_free();
-    slots = calloc(CACHE_SLOTS, sizeof *slots);
+    slots = calloc(CACHE_FIRST, sizeof *slots);
+    nslots = slots ? CACHE_FIRST : 0;
     return slots ? 0 : REC_ENOMEM;
 }
 
@@ -50,7 +56,7 @@ void recs__stacks_abandon(void)
 {
     slots = NULL;
     arena = NULL;
-    used = arena_len = arena_cap = 0;
+    used = nslots = arena_len = arena_cap = 0;
 }
 
 void recs__stacks_free(void)
@@ -59,7 +65,7 @@ void recs__stacks_free(void)
     free(arena);
     slots = NULL;
     arena = NULL;
-    used = arena_len = arena_cap = 0;
+    used = nslots = arena_len = arena_cap = 0;
 }
 
 static uint64_t hash_words(const uint64_t *w, size_t n)
@@ -75,9 +81,38 @@ static uint64_t hash_words(const uint64_t *w, size_t n)
 
 static void cache_reset(void)
 {
-    memset(slots, 0, CACHE_SLOTS * sizeof *slots);
+    memset(slots, 0, nslots * sizeof *slots);
     used = 0;
     arena_len = 0;
+}
+
+static size_t free_slot(const struct slot *v, size_t n, uint64_t h)
+{
+    size_t i = h & (n - 1);
+
+    while (v[i].hash)
+        i = (i + 1) & (n - 1);
+    return i;
+}
+
+/* Three quarters full: twice the slots, else (at CACHE_SLOTS, or without
+ * memory) start over. */
+static void make_room(void)
+{
+    struct slot *v;
+
+    if (used < nslots / 4 * 3)
+        return;
+    if (nslots < CACHE_SLOTS && (v = calloc(2 * nslots, sizeof *v)) != NULL) {
+        for (size_t i = 0; i < nslots; i++)
+            if (slots[i].hash)
+                v[free_slot(v, 2 * nslots, slots[i].hash)] = slots[i];
+        free(slots);
+        slots = v;
+        nslots *= 2;
+        return;
+    }
+    cache_reset();
 }
 
 static bool in_exec(uint64_t pc)
@@ -180,7 +215,7 @@ rec_id recs__stack_for(const recs__request *r, bool *biased)
     if (n < 2)
         return 0;
     h = hash_words(key, n);
-    for (i = h & (CACHE_SLOTS - 1);; i = (i + 1) & (CACHE_SLOTS - 1)) {
+    for (i = h & (nslots - 1);; i = (i + 1) & (nslots - 1)) {
         struct slot *s = &slots[i];
         if (!s->hash)
             break;
@@ -191,13 +226,12 @@ rec_id recs__stack_for(const recs__request *r, bool *biased)
     id = intern_stack(key, n);
     if (!id)
         return 0;
-    if (used >= CACHE_SLOTS / 4 * 3 || arena_len + n > ARENA_MAX) {
+    if (arena_len + n > ARENA_MAX)
         cache_reset();
-        for (i = h & (CACHE_SLOTS - 1); slots[i].hash; i = (i + 1) & (CACHE_SLOTS - 1))
-            ;
-    }
+    make_room();
+    i = free_slot(slots, nslots, h);
     if (arena_len + n > arena_cap) {
-        size_t nc = arena_cap ? arena_cap * 2 : 65536;
+        size_t nc = arena_cap ? arena_cap * 2 : 4096;
         while (nc < arena_len + n)
             nc *= 2;
         uint64_t *na = realloc(arena, nc * sizeof *na);
