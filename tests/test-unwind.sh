@@ -193,6 +193,7 @@ if command -v strip >/dev/null 2>&1 && command -v nm >/dev/null 2>&1; then
         jq -r '[.eventThread.name // "?", (.failed | tostring),
                 ((.stackTrace.frames // []) | map(.function // "?") | join(" "))] | @tsv' \
             "$TMP/strip2.ndjson" >"$TMP/strip2.tsv"
+        cp "$TMP/strip.early" "$TMP/strip2.early"    # the same recording
         check_chain strip2 unws-main unws_leaf "^unws_leaf unws_mid unws_run main " 95
         # The other readers too (exact outputs: tests/test-debug-dir.sh).
         "$top_builddir/tools/rec-cpu" --hot 3 --debug-dir "$TMP/dbg" \
