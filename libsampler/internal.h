@@ -81,28 +81,34 @@
 
 #define RECS_DEFAULT_DEPTH   64
 #define RECS_MAX_DEPTH       1024
-/* The queues are sized for signals arriving over RECS_DRAIN_NS (four times
- * over). The sampler thread sleeps up to RECS_DRAIN_MAX_NS: each wake-up
- * costs it ~25 us of CPU (scheduler, futex, timer, IRQ time charged to it)
- * whatever it finds, more than a sample. A handler that fills half of a
- * queue, and a thread exit that leaves RECS_DEAD_WAKE threads to free,
- * wake it sooner. */
-#define RECS_DRAIN_NS        20000000ull
+/* The sampler thread sleeps up to RECS_DRAIN_MAX_NS when nothing arrives,
+ * and up to RECS_BUSY_MAX_NS while samples do (see RECS_BUSY_BATCH): each
+ * wake-up costs it ~20 us of CPU (scheduler, futex, timer, IRQ time
+ * charged to it) whatever it finds, and a flush ~35 us more, much more
+ * than a sample. The queues hold the signals of RECS_BUSY_MAX_NS twice
+ * over, within RECS_THREAD_BYTES. A handler that fills half of a queue,
+ * and a thread exit that leaves RECS_DEAD_WAKE threads to free, wake it
+ * sooner. */
 #ifndef RECS_DRAIN_MAX_NS
 #define RECS_DRAIN_MAX_NS    100000000ull
 #endif
 #define RECS_DEAD_WAKE       32
-/* What a SIGKILL can cost: the samples since the last flush. The drain
- * wakes up this often anyway, and the flush then costs one lz4 block and
- * one write (bench/sampler-exits.sh). With the default (no flush interval
- * asked for: flush_auto), a wake-up that found samples is followed by
- * another after RECS_BUSY_NS, which flushes what it finds: a SIGKILL then
- * costs ~RECS_BUSY_NS of samples; an idle process (nothing new) goes back
- * to the long nap, from which its next sample wakes the sampler thread. */
+/* What a SIGKILL can cost: the samples since the last flush. With the
+ * default (no flush interval asked for: flush_auto), a wake-up that found
+ * samples is followed by another that flushes what it finds, timed so that
+ * it should find about RECS_BUSY_BATCH items at the rate just seen, between
+ * RECS_BUSY_NS and RECS_BUSY_MAX_NS later: near 1 us of wake-up and flush
+ * per sample at any rate (bench/sampler-selfcost.sh). A SIGKILL then costs
+ * about the last RECS_BUSY_BATCH samples of the process (at most
+ * RECS_BUSY_MAX_NS of them), which rec-start counts lost when it seals the
+ * recording. An idle process (nothing new) goes back to the long nap, from
+ * which its next sample wakes the sampler thread. */
 #define RECS_FLUSH_DEFAULT_NS 100000000ull
 #ifndef RECS_BUSY_NS
 #define RECS_BUSY_NS         10000000ull
 #endif
+#define RECS_BUSY_MAX_NS     250000000ull
+#define RECS_BUSY_BATCH      64
 /* With the default cadence, each wake-up in a row that finds nothing
  * doubles the nap, up to RECS_IDLE_MAX_NS: an idle process costs about one
  * wake-up a second. The first sample, or a thread's exit, wakes the
@@ -196,8 +202,8 @@ typedef struct recs__config {
     uint64_t max_chunk_bytes;
     uint64_t max_chunk_age_ns;  /* REC_MAX_CHUNK_AGE, 0: none */
     uint64_t flush_ns;
-    bool flush_auto;               /* no interval asked for: RECS_BUSY_NS
-                                      while samples arrive */
+    bool flush_auto;               /* no interval asked for: a cadence
+                                      that follows the sample rate */
     int signo;
     unsigned queue_capacity;       /* 0: from the period */
     int engine;                    /* requested: RECS_ENGINE_* */

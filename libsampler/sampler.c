@@ -286,6 +286,17 @@ static uint64_t own_cpu_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* The next busy nap: long enough that the drain should find about
+ * RECS_BUSY_BATCH items at the rate just seen (ELAPSED ns for NEWS). */
+static uint64_t busy_cadence(uint64_t elapsed, uint64_t news)
+{
+    uint64_t nap = news ? elapsed / news * RECS_BUSY_BATCH : RECS_BUSY_MAX_NS;
+
+    if (nap < RECS_BUSY_NS)
+        return RECS_BUSY_NS;
+    return nap > RECS_BUSY_MAX_NS ? RECS_BUSY_MAX_NS : nap;
+}
+
 /* Posted by the sampler thread once it runs (start_sampler_thread). */
 static sem_t sampler_running;
 
@@ -293,6 +304,7 @@ static void *sampler_main(void *arg)
 {
     bool busy = recs__g.cfg.flush_auto;   /* the start is busy */
     unsigned idle = 0;                    /* wake-ups in a row with nothing */
+    uint64_t busy_nap = RECS_BUSY_NS, last_drain = recs__now_ns();
 
     (void)arg;
     sem_post(&sampler_running);
@@ -304,7 +316,7 @@ static void *sampler_main(void *arg)
         uint64_t nap = recs__g.cfg.flush_ns && recs__g.cfg.flush_ns < RECS_DRAIN_MAX_NS ?
                        recs__g.cfg.flush_ns : RECS_DRAIN_MAX_NS;
         if (busy)
-            nap = RECS_BUSY_NS;
+            nap = busy_nap;
         else if (recs__g.cfg.flush_auto && idle)
             nap = nap << idle < RECS_IDLE_MAX_NS ? nap << idle : RECS_IDLE_MAX_NS;
         atomic_store(&recs__g.idle_nap, recs__g.cfg.flush_auto && !busy);
@@ -353,6 +365,9 @@ static void *sampler_main(void *arg)
         recs__untracked_poll();
         busy = recs__g.cfg.flush_auto && news;
         idle = news ? 0 : idle < 4 ? idle + 1 : idle;
+        if (busy)
+            busy_nap = busy_cadence(now - last_drain, news);
+        last_drain = now;
         if (recs__g.w && (busy ||
                           now - recs__g.last_flush_ns >= recs__g.cfg.flush_ns)) {
             recs__g.last_flush_ns = now;
@@ -360,6 +375,10 @@ static void *sampler_main(void *arg)
                 recs__write_failed(errno);
         }
         pthread_mutex_unlock(&recs__g.drain_lock);
+        /* The drain's symbolizer met a module whose table is pending: build
+         * it now, not a busy nap later (its samples are early until then). */
+        if (recs__uw_stale())
+            recs__uw_reclaim();
         if (atomic_load(&recs__write_errno)) {
             /* A full disk, a size limit: stop with what fit. */
             recs__stop(true, true);

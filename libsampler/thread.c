@@ -123,9 +123,10 @@ uint32_t recs__queue_capacity(uint64_t period_ns, unsigned depth)
      * folded in); a perf event once per period. */
     uint64_t floor = recs__g.engine == RECS_ENGINE_PERF ? 0 : 1000000;
     uint64_t per = period_ns > floor ? period_ns : floor;
-    /* Signals between two drains, four times over for a sampler thread
-     * that runs late on a busy machine. */
-    uint64_t cap = 4 * (RECS_DRAIN_NS + per - 1) / per;
+    /* The signals of the longest busy nap, twice over: the handler wakes
+     * the sampler thread at half full, which may run late on a busy
+     * machine. */
+    uint64_t cap = 2 * (RECS_BUSY_MAX_NS + per - 1) / per;
 
     if (recs__g.cfg.queue_capacity)
         return recs__g.cfg.queue_capacity;

@@ -579,6 +579,11 @@ void recs__uw_mark_stale(void)
         sem_post(&recs__g.wake);
 }
 
+bool recs__uw_stale(void)
+{
+    return atomic_load(&uw_stale) != 0;
+}
+
 int recs__uw_symbolic_start(uint64_t pc, uint64_t *vaddr)
 {
     const recs_uw_set *set;

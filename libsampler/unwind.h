@@ -173,6 +173,9 @@ void recs__uw_fork_child(void);
  * known segment was seen). */
 RECS_UW_HIDDEN
 void recs__uw_mark_stale(void);
+/* A handler or the symbolizer asked for a refresh not yet made. */
+RECS_UW_HIDDEN
+bool recs__uw_stale(void);
 /* Signal-safe. The handler's entry: walk the interrupted context with the
  * current set, by CFI (cfi true) or frame pointers (return addresses
  * checked against the executable segments). See recs__uw_walk(). */
