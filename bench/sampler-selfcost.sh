@@ -22,6 +22,8 @@
 #    on the sampled thread and rec's part of it, plus the drain per sample
 #    for one cached stack.
 # 3. Overhead at 10 ms: (sampler thread + handler estimate) / workload CPU.
+# 4. Debian programs at the default 10 ms: the sampler thread's share of
+#    the process CPU and its CPU per sample, start included.
 #
 # BENCH_TSV=FILE: also append the figures to FILE, machine-readable (the
 # format of bench_fig in bench/lib.sh; bench/run-all.sh sets it).
@@ -329,3 +331,28 @@ awk -v h="${h:-0}" -v big="$big" '$1 == "10ms" && $2 == big {
                m[2], m[3], h, m[4], m[1] }'
 awk '{ print $1 }' "$tmp/ovh" | fig "overhead at 10 ms, all in (sampler thread + signals x delivery and handler)" rec % \
     "budget -s $big; per run: (sampler thread CPU + samples x rec handler) / workload CPU"
+
+echo
+echo "# 4. sampler thread on Debian's xz and gzip at 10ms (median of $RUNS runs)"
+head -c 24000000 /dev/urandom | base64 > "$tmp/in.txt"
+for prog in "xz -1" "xz -T2 -1" "gzip -6"; do
+    command -v "${prog%% *}" >/dev/null 2>&1 || { echo "$prog: not installed"; continue; }
+    : > "$tmp/prog"
+    for _ in $(seq "$RUNS"); do
+        # shellcheck disable=SC2086 # $prog: the command and its options
+        "$START" -q -f -o "$tmp/p.rec" -- $prog -c "$tmp/in.txt" > /dev/null || continue
+        u=$("$DUMP" --ndjson --events ProcessUsage "$tmp/p.rec" |
+            jq -r '"\(.samplerCpuTime) \(.userTime + .systemTime)"' | tail -1)
+        n=$("$DUMP" --ndjson --events CPUTimeSample "$tmp/p.rec" | wc -l)
+        echo "$u $n" >> "$tmp/prog"
+    done
+    awk '$2 > 0 && $3 > 0 { print 100 * $1 / $2, $1 / 1000 / $3, $2 / 1e9, $3 }' "$tmp/prog" |
+        sort -n > "$tmp/progv"
+    awk -v p="$prog" '{ l[NR] = $0 } END { if (!NR) exit; split(l[int((NR + 1) / 2)], m, " ");
+        printf "%-10s sampler thread %.3f%% of the process CPU (%.2f s), %.1f us per sample (%d samples)\n",
+               p, m[1], m[3], m[2], m[4] }' "$tmp/progv"
+    awk '{ print $1 }' "$tmp/progv" | fig "sampler thread share of the process CPU, $prog at 10 ms" rec % \
+        "Debian's $prog on 32 MB of base64; start included"
+    awk '{ print $2 }' "$tmp/progv" | fig "sampler thread CPU per sample, $prog at 10 ms" rec µs \
+        "Debian's $prog on 32 MB of base64; start included"
+done
