@@ -169,7 +169,9 @@ static size_t build_key(const recs__request *r, uint64_t *key, bool *biased)
     return n;
 }
 
-static rec_id intern_stack(const uint64_t *key, size_t n)
+/* The stack's id, 0 if none; *provisional: a frame's name is (see
+ * recs__symbols_frames), so the stack must not be cached. */
+static rec_id intern_stack(const uint64_t *key, size_t n, bool *provisional)
 {
     static rec_id ids[REC_MAX_ARRAY];
     size_t nids = 0;
@@ -184,9 +186,11 @@ static rec_id intern_stack(const uint64_t *key, size_t n)
             truncated = true;
             break;
         }
-        if (recs__symbols_frames(recs__g.sym, key[i], is_ret, ids + nids,
-                                REC_MAX_ARRAY - nids, &got) < 0)
+        int rc = recs__symbols_frames(recs__g.sym, key[i], is_ret, ids + nids,
+                                      REC_MAX_ARRAY - nids, &got);
+        if (rc < 0)
             continue;
+        *provisional |= rc > 0;
         nids += got;
     }
     if (nids == 0)
@@ -223,9 +227,10 @@ rec_id recs__stack_for(const recs__request *r, bool *biased)
             !memcmp(arena + s->off, key, n * sizeof key[0]))
             return s->stack;
     }
-    id = intern_stack(key, n);
-    if (!id)
-        return 0;
+    bool provisional = false;
+    id = intern_stack(key, n, &provisional);
+    if (!id || provisional)
+        return id;
     if (arena_len + n > ARENA_MAX)
         cache_reset();
     make_room();

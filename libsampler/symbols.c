@@ -714,6 +714,8 @@ int recs__symbols_frames(recs__symbols *s, uint64_t pc, bool is_return_address,
     rc = resolve(s, m, addr, ids, &k);
     if (rc >= 0 && !s->retry)
         rc = cache_put(s, key, ids, k, m == NULL);
+    else if (rc >= 0)
+        rc = 1;
     pthread_mutex_unlock(&s->lock);
     if (rc < 0)
         return rc;
@@ -721,7 +723,7 @@ int recs__symbols_frames(recs__symbols *s, uint64_t pc, bool is_return_address,
         k = max;
     memcpy(frames, ids, k * sizeof *frames);
     *n = k;
-    return 0;
+    return rc;
 }
 
 int recs__symbols_leaf_return(recs__symbols *s, uint64_t pc, uint64_t sp,

@@ -51,7 +51,10 @@ int recs__symbols_emit_modules(recs__symbols *s, rec_stream *st, bool all);
  * the call instruction, not the next statement, is reported; Frame.offset is
  * that lookup address minus the module's load bias (what addr2line takes).
  * A pc in no module gives one Frame with module and function null and offset
- * the absolute pc. Results are cached per (pc, is_return_address). */
+ * the absolute pc. Results are cached per (pc, is_return_address).
+ * Returns 0; 1 if a name is provisional (a stripped module whose unwind
+ * table, which gives function starts, is not built yet: not cached, and
+ * the caller should not cache it either); or < 0. */
 int recs__symbols_frames(recs__symbols *s, uint64_t pc, bool is_return_address,
                         rec_id *frames, size_t max, size_t *n);
 
