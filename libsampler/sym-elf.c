@@ -103,39 +103,70 @@ static bool try_debug_file(recs__module *m, const char *path)
     return false;
 }
 
+/* The .gnu_debuglink name of m's file (no directory part), or NULL. */
+const char *recs__module_debuglink(recs__module *m)
+{
+    GElf_Shdr sh;
+    Elf_Scn *scn = m->elf ? recs__elf_section(m->elf, ".gnu_debuglink", &sh) : NULL;
+    Elf_Data *d = scn ? elf_getdata(scn, NULL) : NULL;
+    const char *link = d && d->d_buf ? d->d_buf : NULL;
+
+    if (!link || !memchr(link, '\0', d->d_size) || !link[0] || strchr(link, '/'))
+        return NULL;
+    return link;
+}
+
 /* The standard places (gdb's and elfutils' order): the .build-id tree, then
  * the .gnu_debuglink name next to the file, in .debug/, and under the debug
- * root. No debuginfod: the sampler runs inside the profiled program. */
+ * root. No debuginfod: the sampler runs inside the profiled program.
+ * Candidate i of m (LINK: its debuglink name, or NULL) in path; false past
+ * the last, or for a place that does not apply. */
+static bool debug_candidate(const recs__module *m, const char *link, int i,
+                            char *path, size_t size)
+{
+    const char *slash = strrchr(m->path, '/');
+    int dirlen = slash ? (int)(slash - m->path) : 0;
+
+    if (i == 0)
+        return m->build_id[0] && m->build_id[1] && m->build_id[2] &&
+               snprintf(path, size, DEBUG_ROOT "/.build-id/%.2s/%s.debug",
+                        m->build_id, m->build_id + 2) < (int)size;
+    if (!link || m->path[0] != '/')
+        return false;
+    switch (i) {
+    case 1:
+        return snprintf(path, size, "%.*s/%s", dirlen, m->path, link) < (int)size &&
+               strcmp(path, m->path);
+    case 2:
+        return snprintf(path, size, "%.*s/.debug/%s", dirlen, m->path, link) < (int)size;
+    case 3:
+        return snprintf(path, size, DEBUG_ROOT "%.*s/%s", dirlen, m->path, link) < (int)size;
+    }
+    return false;
+}
+
+#define DEBUG_CANDIDATES 4
+
 static void find_debug_file(recs__module *m)
 {
+    const char *link = recs__module_debuglink(m);
     char path[4096];
-    GElf_Shdr sh;
-    Elf_Scn *scn;
 
-    if (m->build_id[0] && m->build_id[1] && m->build_id[2]) {
-        snprintf(path, sizeof path, DEBUG_ROOT "/.build-id/%.2s/%s.debug",
-                 m->build_id, m->build_id + 2);
-        if (try_debug_file(m, path))
+    for (int i = 0; i < DEBUG_CANDIDATES; i++)
+        if (debug_candidate(m, link, i, path, sizeof path) &&
+            try_debug_file(m, path))
             return;
-    }
-    scn = recs__elf_section(m->elf, ".gnu_debuglink", &sh);
-    if (scn && m->path[0] == '/') {
-        Elf_Data *d = elf_getdata(scn, NULL);
-        const char *link = d && d->d_buf ? d->d_buf : NULL;
-        const char *slash = strrchr(m->path, '/');
-        int dirlen = (int)(slash - m->path);
+}
 
-        if (!link || !memchr(link, '\0', d->d_size) || !link[0] || strchr(link, '/'))
-            return;
-        snprintf(path, sizeof path, "%.*s/%s", dirlen, m->path, link);
-        if (strcmp(path, m->path) && try_debug_file(m, path))
-            return;
-        snprintf(path, sizeof path, "%.*s/.debug/%s", dirlen, m->path, link);
-        if (try_debug_file(m, path))
-            return;
-        snprintf(path, sizeof path, DEBUG_ROOT "%.*s/%s", dirlen, m->path, link);
-        try_debug_file(m, path);
-    }
+bool recs__module_debug_file_may_exist(const recs__module *m, const char *link)
+{
+    char path[4096];
+
+    for (int i = 0; i < DEBUG_CANDIDATES; i++)
+        if (debug_candidate(m, link, i, path, sizeof path) &&
+            access(path, F_OK) == 0)
+            return true;
+    return false;
 }
 
 int recs__module_load(recs__module *m)
@@ -143,6 +174,12 @@ int recs__module_load(recs__module *m)
     if (m->load_state)
         return m->load_state > 0 ? 0 : REC_ENOTFOUND;
     m->load_state = -1;
+    /* What the shared cache says of the file spares opening it, and
+     * loading libdw at all in a process whose modules all have tables. */
+    if (!m->want_elf && recs__module_load_cached(m)) {
+        m->load_state = 1;
+        return 0;
+    }
     if (!recs__dw_load())
         return REC_ENOTFOUND;    /* named by offsets */
     m->fd = m->dbg_fd = -1;
@@ -183,6 +220,17 @@ fail:
     recs__module_unload(m);
     m->load_state = -1;
     return REC_ENOTFOUND;
+}
+
+int recs__module_load_elf(recs__module *m)
+{
+    if (!m->want_elf) {
+        m->want_elf = true;
+        /* Loaded from the cache alone: open the file now. */
+        if (m->load_state > 0 && !m->elf && !m->image)
+            recs__module_unload(m);
+    }
+    return recs__module_load(m);
 }
 
 void recs__module_unload(recs__module *m)

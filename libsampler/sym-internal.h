@@ -41,6 +41,8 @@ typedef struct recs__module {
 
     /* Loaded lazily by recs__module_load(). */
     int load_state;                  /* 0 not yet, 1 loaded, -1 failed */
+    bool want_elf;                   /* open the file even if the cache
+                                        could do without */
     int fd, dbg_fd;
     Elf *elf, *dbg_elf;
     Elf *mini_elf;                   /* MiniDebugInfo (.gnu_debugdata) */
@@ -73,9 +75,20 @@ typedef struct recs__srcframe {
 } recs__srcframe;
 
 /* Open the module's ELF (and debug file, CFI, symbol table) once. Returns 0,
- * or < 0 if the file cannot be read (the module then resolves to offsets). */
+ * or < 0 if the file cannot be read (the module then resolves to offsets).
+ * When the shared cache holds the module's symbols, and says that the
+ * file has no DWARF and that no debug file was found, and no debug file
+ * is there now, nothing is opened (m->elf stays NULL): the symbols are
+ * all a load would give. recs__module_load_elf() opens the file in any
+ * case (its CFI, for the frame-pointer walker's leaf rule). */
 int  recs__module_load(recs__module *m);
+int  recs__module_load_elf(recs__module *m);
 void recs__module_unload(recs__module *m);
+/* The .gnu_debuglink name of m's open file, or NULL. */
+const char *recs__module_debuglink(recs__module *m);
+/* Whether a file is at one of the places m's debug file is looked for
+ * (LINK: its debuglink name, or NULL). */
+bool recs__module_debug_file_may_exist(const recs__module *m, const char *link);
 
 /* The section of elf with this name (its header in *shdr), or NULL. */
 Elf_Scn *recs__elf_section(Elf *elf, const char *name, GElf_Shdr *shdr);
@@ -83,6 +96,9 @@ Elf_Scn *recs__elf_section(Elf *elf, const char *name, GElf_Shdr *shdr);
 /* sym-table.c: m's function symbols (m->elf, dbg_elf open), from the
  * shared cache or built. 0 or < 0. */
 int  recs__module_load_syms(recs__module *m);
+/* m's symbols from the shared cache without opening its file, if the
+ * cache allows (see recs__module_load()). */
+bool recs__module_load_cached(recs__module *m);
 void recs__module_free_syms(recs__module *m);
 
 /* Name of the function containing vaddr from .symtab/.dynsym, or NULL. */

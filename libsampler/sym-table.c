@@ -16,18 +16,26 @@
 #include "cache.h"
 
 #include <gelf.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 
 #include <lzma.h>
 
-#define SYM_MAGIC "RECSYM\0\1"
+#define SYM_MAGIC "RECSYM\0\2"
 #define SYM_EXT   "sym"
 
 /* Where a module's symbols come from (part of what a cached table must
  * match: a debug file installed since gives better names). */
 enum { SRC_SYMTAB = 1, SRC_DEBUG = 2, SRC_MINI = 3, SRC_DYNSYM = 4 };
+/* The header's count[2]: the source, and in its next byte what else the
+ * file held when the table was built. The names start with the file's
+ * .gnu_debuglink name ("" if none: the places a debug file would be
+ * found), then its identity (file_ident: copies of a module with one
+ * build-id may be stripped differently), checked without opening it. */
+#define SYM_HAD_DWARF 0x100u        /* DWARF opened: lines and inlines */
 
 Elf_Scn *recs__elf_section(Elf *elf, const char *name, GElf_Shdr *shdr)
 {
@@ -352,7 +360,22 @@ static bool cacheable(const recs__module *m)
     return m->build_id[0] && !m->image && recs__cache_enabled();
 }
 
-/* The table of m from the shared cache, if it holds one of this source. */
+/* "dev:ino:size:mtime" of the file at path, or "" (no such file). */
+static void file_ident(const char *path, char *out, size_t size)
+{
+    struct stat st;
+
+    out[0] = '\0';
+    if (path[0] == '/' && stat(path, &st) == 0)
+        snprintf(out, size, "%llu:%llu:%llu:%lld.%09ld",
+                 (unsigned long long)st.st_dev, (unsigned long long)st.st_ino,
+                 (unsigned long long)st.st_size, (long long)st.st_mtim.tv_sec,
+                 st.st_mtim.tv_nsec);
+}
+
+/* The table of m from the shared cache, if it holds one of source SRC; or
+ * with SRC < 0, without the module's file: if the cache says the file had
+ * no DWARF and no debug file was found, and none is there now. */
 static bool from_cache(recs__module *m, int src)
 {
     const recs_cache_header *h;
@@ -363,13 +386,27 @@ static bool from_cache(recs__module *m, int src)
                         &body_len);
     if (!h)
         return false;
-    uint64_t n = h->count[0], names = h->count[1];
+    uint64_t n = h->count[0], names = h->count[1], what = h->count[2];
     const struct recs__sym *v = body;
     const char *text = (const char *)(v + n);
-    if (h->unit != sizeof *v || h->count[2] != (uint64_t)src ||
-        n > body_len / sizeof *v || n * sizeof *v + names != body_len ||
-        names == 0 || text[names - 1] != '\0')
+    if (h->unit != sizeof *v || n > body_len / sizeof *v ||
+        n * sizeof *v + names != body_len || names == 0 ||
+        text[names - 1] != '\0')
         goto bad;
+    if (src >= 0 && (what & 0xff) != (uint64_t)src)
+        goto bad;
+    if (src < 0) {
+        /* names holds at least link, ident and the empty name. */
+        const char *ident = text + strlen(text) + 1, *end = text + names;
+        char now[96];
+        if ((what & 0xff) == SRC_DEBUG || (what & SYM_HAD_DWARF) ||
+            ident >= end || !memchr(ident, '\0', (size_t)(end - ident)))
+            goto bad;
+        file_ident(m->path, now, sizeof now);
+        if (!now[0] || strcmp(now, ident) ||
+            recs__module_debug_file_may_exist(m, text[0] ? text : NULL))
+            goto bad;
+    }
     for (uint64_t i = 0; i < n; i++)
         if (v[i].name >= names || (i && v[i].addr < v[i - 1].addr))
             goto bad;
@@ -384,21 +421,32 @@ bad:
     return false;
 }
 
+bool recs__module_load_cached(recs__module *m)
+{
+    return cacheable(m) && from_cache(m, -1);
+}
+
 /* The built table as the module keeps it (names copied out of the ELF
  * data), and shared. */
 static int finish(recs__module *m, struct symbuild *b, int src)
 {
-    size_t names = 1;
+    const char *link = m->image ? NULL : recs__module_debuglink(m);
+    char ident[96];
+    size_t llen = link ? strlen(link) + 1 : 1, ilen, names;
     struct recs__sym *v;
     char *text;
 
+    file_ident(m->path, ident, sizeof ident);
+    ilen = strlen(ident) + 1;
+    names = llen + ilen;
     for (size_t i = 0; i < b->n; i++)
         names += strlen(b->v[i].name) + 1;
     if (!(v = malloc((b->n ? b->n : 1) * sizeof *v + names)))
         return REC_ENOMEM;
     text = (char *)(v + (b->n ? b->n : 1));
-    text[0] = '\0';
-    names = 1;
+    memcpy(text, link ? link : "", llen);
+    memcpy(text + llen, ident, ilen);
+    names = llen + ilen;
     for (size_t i = 0; i < b->n; i++) {
         size_t len = strlen(b->v[i].name) + 1;
         memcpy(text + names, b->v[i].name, len);
@@ -421,7 +469,7 @@ static int finish(recs__module *m, struct symbuild *b, int src)
         h.unit = sizeof *v;
         h.count[0] = b->n;
         h.count[1] = names;
-        h.count[2] = (uint64_t)src;
+        h.count[2] = (uint64_t)src | (m->dwarf ? SYM_HAD_DWARF : 0);
         recs__cache_store(m->build_id, SYM_EXT, &h, parts, sizes, 2);
     }
     return 0;

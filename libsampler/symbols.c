@@ -736,7 +736,7 @@ int recs__symbols_leaf_return(recs__symbols *s, uint64_t pc, uint64_t sp,
     (void)sp;
     pthread_mutex_lock(&s->lock);
     m = find_module(s, pc);
-    if (!m || recs__module_load(m) < 0)
+    if (!m || recs__module_load_elf(m) < 0)
         rc = REC_EINVAL;
     else
         rc = recs__module_leaf_return(m, pc - m->bias, stack_window, nwords, ret);
