@@ -219,6 +219,7 @@ static void mark_verified(int fd, const struct stat *st, uint64_t sum)
 
 const recs_cache_header *recs__cache_map(const char *build_id,
                                          const char *ext, const char *magic,
+                                         recs_cache_deep_check deep,
                                          size_t *len, const void **body,
                                          size_t *body_len)
 {
@@ -260,7 +261,8 @@ const recs_cache_header *recs__cache_map(const char *build_id,
          * fault per 16 of them (Linux 5.14; earlier, the faults). */
         (void)madvise(map, *len, MADV_POPULATE_READ);
 #endif
-        if (checksum(*body, *body_len) != h->checksum)
+        if (checksum(*body, *body_len) != h->checksum ||
+            (deep && !deep(h, *body, *body_len)))
             goto bad;
         mark_verified(fd, &st, h->checksum);
     }

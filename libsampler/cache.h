@@ -43,12 +43,20 @@ _Static_assert(sizeof(recs_cache_header) % 8 == 0, "bodies start aligned");
 void recs__cache_configure(const char *setting, const char *builder);
 bool recs__cache_enabled(void);
 
+/* Checks of a kind's body that only need running when the checksum is
+ * (once per file, see recs__cache_map): true if it is good. The checks
+ * that keep reads in bounds are the caller's, on every map. */
+typedef bool (*recs_cache_deep_check)(const recs_cache_header *h,
+                                      const void *body, size_t body_len);
+
 /* The file of build_id and ext mapped read-only, its header checked
- * against magic (and the body against its checksum); NULL if absent or
- * refused. *body, *body_len: what follows the header. Unmap with
- * munmap(map, *len). */
+ * against magic, and the body against its checksum and deep (may be NULL)
+ * unless a process did so already on this very file (an extended
+ * attribute records it); NULL if absent or refused. *body, *body_len:
+ * what follows the header. Unmap with munmap(map, *len). */
 const recs_cache_header *recs__cache_map(const char *build_id,
                                          const char *ext, const char *magic,
+                                         recs_cache_deep_check deep,
                                          size_t *len, const void **body,
                                          size_t *body_len);
 

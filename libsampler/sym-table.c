@@ -382,7 +382,7 @@ static bool from_cache(recs__module *m, int src)
     const void *body;
     size_t len, body_len;
 
-    h = recs__cache_map(m->build_id, SYM_EXT, SYM_MAGIC, &len, &body,
+    h = recs__cache_map(m->build_id, SYM_EXT, SYM_MAGIC, NULL, &len, &body,
                         &body_len);
     if (!h)
         return false;

@@ -21,6 +21,31 @@
 #define UWC_MAGIC "RECUWT\0\2"
 #define UWC_EXT   "uwt"
 
+static bool sizes_ok(const recs_cache_header *h, size_t body_len)
+{
+    uint64_t nrows = h->count[0], npages = h->count[1];
+
+    return h->unit == sizeof(recs_uw_row) && nrows > 0 &&
+           nrows <= UINT32_MAX && npages <= UINT32_MAX &&
+           nrows * sizeof(recs_uw_row) + npages * 4 == body_len;
+}
+
+/* Sorted rows: what the builder wrote. Not a matter of bounds (a lookup
+ * in unsorted rows stays inside them), so checked with the checksum, once
+ * per file, not through a 6 MB table by every process. */
+static bool rows_sorted(const recs_cache_header *h, const void *body,
+                        size_t body_len)
+{
+    const recs_uw_row *rows = body;
+
+    if (!sizes_ok(h, body_len))
+        return false;
+    for (uint64_t i = 1; i < h->count[0]; i++)
+        if (rows[i].start < rows[i - 1].start)
+            return false;
+    return true;
+}
+
 recs_uw_table *recs__uwc_load(const char *build_id)
 {
     const recs_cache_header *h;
@@ -28,19 +53,15 @@ recs_uw_table *recs__uwc_load(const char *build_id)
     size_t len, body_len;
     recs_uw_table *t;
 
-    h = recs__cache_map(build_id, UWC_EXT, UWC_MAGIC, &len, &body, &body_len);
+    h = recs__cache_map(build_id, UWC_EXT, UWC_MAGIC, rows_sorted, &len,
+                        &body, &body_len);
     if (!h)
         return NULL;
     uint64_t nrows = h->count[0], npages = h->count[1];
     const recs_uw_row *rows = body;
     const uint32_t *pages = (const uint32_t *)(rows + nrows);
-    if (h->unit != sizeof(recs_uw_row) || nrows == 0 ||
-        nrows > UINT32_MAX || npages > UINT32_MAX ||
-        nrows * sizeof(recs_uw_row) + npages * 4 != body_len)
+    if (!sizes_ok(h, body_len))
         goto bad;
-    for (uint64_t i = 1; i < nrows; i++)
-        if (rows[i].start < rows[i - 1].start)
-            goto bad;
     for (uint64_t p = 0; p < npages; p++)
         if (pages[p] >= nrows)
             goto bad;
