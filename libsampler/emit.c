@@ -104,7 +104,10 @@ static void emit_cpu_info(uint64_t now)
 {
     struct rec_CPUInfo ev;
     cpu_set_t set;
-    static char info[65536];
+    /* The first processor's record holds the model: a page of the file,
+     * not every processor's (generated per read, and large on big
+     * machines), is read by each process. */
+    char info[4096];
     char *model = NULL;
 
     memset(&ev, 0, sizeof ev);
