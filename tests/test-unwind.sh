@@ -127,7 +127,8 @@ ok $? "$(echo $damaged | wc -w) damaged tables were not used, and are replaced (
 # has none now, is named without opening its file: with a warm cache a
 # Debian program (stripped, a debuglink) never loads libdw, and every
 # (module, offset, leaf or caller) has the name a run without the cache
-# gives it (a return address is looked up one byte back).
+# gives it (a return address is looked up one byte back; a frame of a
+# stripped module sampled before its table was built has no name yet).
 gz=$(command -v gzip)
 gz_debug() {
     for m in "$gz" $(ldd "$gz" | awk '$3 ~ /^\// { print $3 }'); do
@@ -142,7 +143,7 @@ if [ -n "$gz" ] && command -v readelf >/dev/null 2>&1; then
         REC_CACHE_DIR=$2 "$REC_START" -q -t 1ms -o "$TMP/$1.rec" -- \
             "$gz" -6 -c "$TMP/gz.in" >/dev/null 2>"$TMP/$1.err"
         "$REC_DUMP" --ndjson --stack-depth 0 --events CPUTimeSample "$TMP/$1.rec" |
-            jq -r '.stackTrace.frames // [] | to_entries[] |
+            jq -r '.stackTrace.frames // [] | to_entries[] | select(.value.function) |
                    "\(.value.module)+\(.value.offset)/\(.key == 0)\t\(.value.function)"' |
             sort -u >"$TMP/$1.names"
     }
