@@ -86,10 +86,10 @@ kill $writer 2>/dev/null
 wait $writer 2>/dev/null
 # The tools' manual pages lead to where the limitations are.
 for m in rec-start rec-dump rec-summary; do
-    sed -n '/^\.SH SEE ALSO/,$p' "$top_srcdir/man/$m.1" > "$TMP/see"
+    sed -n '/^\.SH SEE ALSO/,$p' "$top_builddir/man/$m.1" > "$TMP/see"
     grep -q 'rec\\\{0,1\}-cpu (1)' "$TMP/see" && grep -q 'libsampler (3)' "$TMP/see"
     ok $? "$m(1): SEE ALSO rec-cpu(1) and libsampler(3)"
 done
-sed -n '/^\.SH SEE ALSO/,$p' "$top_srcdir/man/rec-cpu.1" | grep -q 'libsampler (3)'
+sed -n '/^\.SH SEE ALSO/,$p' "$top_builddir/man/rec-cpu.1" | grep -q 'libsampler (3)'
 ok $? "rec-cpu(1): SEE ALSO libsampler(3)"
 done_testing
