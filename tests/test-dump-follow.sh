@@ -154,7 +154,29 @@ if [ -x "$REC_CPU" ] && command -v jq >/dev/null; then
     "$REC_CPU" --follow --interval 100ms a.rec >cpu.txt 2>err
     grep -q "HOTTEST" cpu.txt && ! grep -q "$(printf '\033')" cpu.txt
     ok $? "plain lines when stdout is not a terminal"
+    # A closed terminal (SIGHUP) ends every follower cleanly, as SIGINT.
+    "$REC_START" -q -o "$TMP/h.rec" "$WORKLOADS/budget" -s 3 >/dev/null 2>&1 &
+    spid=$!
+    wait_for test -s "$TMP/h.rec"
+    "$REC_CPU" --follow --json --interval 100ms "$TMP/h.rec" >h.out 2>err &
+    fpid=$!
+    wait_for has_lines h.out
+    kill -HUP $fpid
+    wait $fpid
+    st=$?
+    expect_status 0 "rec-cpu --follow stopped with SIGHUP"
+    "$REC_DUMP" --follow "$TMP/h.rec" >h2.out 2>err &
+    fpid=$!
+    wait_for has_lines h2.out
+    kill -HUP $fpid
+    wait $fpid
+    st=$?
+    expect_status 0 "rec-dump --follow stopped with SIGHUP"
+    kill $spid 2>/dev/null
+    wait $spid
 else
+    skip "rec-cpu or jq missing"
+    skip "rec-cpu or jq missing"
     skip "rec-cpu or jq missing"
     skip "rec-cpu or jq missing"
 fi

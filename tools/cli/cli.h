@@ -139,6 +139,12 @@ int cli_opt_mode(const char *prog, int *mode, int want,
 
 /* realloc() that aborts with "out of memory" like cli_buf (n 0 is 1). */
 void *cli_xrealloc(void *p, size_t n);
+
+/* Every --follow loop: SIGINT, SIGTERM and SIGHUP (a closed terminal) end
+ * it cleanly, what was read printed, exit status 0. cli_follow_stopped()
+ * is the signal that did, 0 while none has. */
+void cli_follow_catch_stops(void);
+int cli_follow_stopped(void);
 /* "out of memory" on stderr, then abort(). */
 _Noreturn void cli_out_of_memory(void);
 

@@ -47,8 +47,6 @@ struct view {
     long s_thread, s_period, s_stack, l_thread, l_count;
 };
 
-static volatile sig_atomic_t stop_sig;
-static void on_stop(int sig) { stop_sig = sig; }
 
 /* The string a String reference (or an inline string) holds. */
 static bool str_of(const rec_value *v, const char **s, size_t *len)
@@ -274,12 +272,9 @@ int cpu_follow(const char *prog, const char *path, uint64_t interval_ns,
         cli_error(prog, "%s: %s", path, rec_strerror(rc));
         return CLI_EXIT_DATA;
     }
-    struct sigaction sa = { .sa_handler = on_stop };
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
+    cli_follow_catch_stops();
     uint64_t t0 = rec_now_ns(), next = t0 + interval_ns;
-    while (!stop_sig) {
+    while (!cli_follow_stopped()) {
         uint64_t now = rec_now_ns();
         if (now >= next) {
             show(&v, interval_ns, (double)(now - t0) / 1e9, style, out);
@@ -296,7 +291,7 @@ int cpu_follow(const char *prog, const char *path, uint64_t interval_ns,
     /* what the last, partial interval saw */
     show(&v, interval_ns, (double)(rec_now_ns() - t0) / 1e9, style, out);
     int status = CLI_EXIT_OK;
-    if (!stop_sig && rc < 0) {
+    if (!cli_follow_stopped() && rc < 0) {
         const char *m = rec_follow_message(f);
         cli_error(prog, "%s", m ? m : rec_strerror(rc));
         status = CLI_EXIT_DATA;

@@ -21,13 +21,6 @@
 
 #include "dump-follow.h"
 
-static volatile sig_atomic_t stop_sig;
-
-static void on_stop(int sig)
-{
-    stop_sig = sig;
-}
-
 static int read_position(const char *prog, const char *file, char *buf, size_t len)
 {
     FILE *fp = fopen(file, "re");
@@ -101,17 +94,13 @@ int dump_follow(const char *prog, const char *path, const dump_follow_opts *o,
             cli_error(prog, "%s: %s", path, rec_strerror(rc));
         return CLI_EXIT_DATA;
     }
-    struct sigaction sa = { .sa_handler = on_stop };
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
+    cli_follow_catch_stops();
 
     /* Save once caught up (a zero timeout says so), then wait in slices:
      * a signal interrupts the wait, or lands before it and is seen within
      * a slice. */
     int timeout = 0;
-    while (!stop_sig) {
+    while (!cli_follow_stopped()) {
         rc = rec_follow_next(f, &ev, timeout);
         if (rc == REC_EAGAIN) {
             if (timeout == 0) {
