@@ -31,7 +31,8 @@
  *   engine.c, engine-timer.c, engine-perf.c   the signal's source per
  *               thread: a CPU-time timer or a perf_event (engine.h)
  *   preload.c   LD_PRELOAD entry: constructor, pthread_create, fork, exec
- *   sampler.c   start/stop of a recording, the sampler thread, REC_* options
+ *   sampler.c   start/stop of a recording, the sampler thread
+ *   config.c    a session's options: recs_options or the REC_* variables
  *   throttle.c  the period grammar ("10ms", "500/s") and the rate rule
  *   recenv.h    the REC_* environment shared with rec-start
  *   env.c       the environment a process that is not recorded passes on
@@ -420,9 +421,13 @@ int  recs__start_config(const recs__config *cfg);
 int  recs__stop(bool from_sampler, bool bounded);
 int  recs__finish_by_sampler(void);                /* Signal-safe. */
 void recs__session_reclaim(void);
+uint64_t recs__now_ns(void);
+
+/* config.c */
 void recs__config_free(recs__config *cfg);
 int  recs__config_from_env(recs__config *cfg, char *err, size_t errlen);
-uint64_t recs__now_ns(void);
+int  recs__config_from_options(recs__config *cfg, const recs_options *o);
+int  recs__config_copy(recs__config *dst, const recs__config *src);
 
 /* fds.c: descriptors the sampler owns survive the program's closefrom()
  * and close_range(). */

@@ -1,7 +1,7 @@
 /*
- * libsampler/sampler.c - recording sessions: start, stop, the sampler
- * thread that drains (drain.c) and flushes periodically, and the REC_*
- * options read from the environment.
+ * libsampler/sampler.c - recording sessions: start, stop, and the sampler
+ * thread that drains (drain.c) and flushes periodically. Their options:
+ * config.c.
  *
  * Locks, outermost first: ctl_lock (start/stop/throttle), drain_lock (the
  * writer, the stream, the symbol tables: every event is written under it),
@@ -45,179 +45,6 @@ uint64_t recs__now_ns(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-/* ------------------------------------------------------------------ */
-/* Configuration                                                       */
-/* ------------------------------------------------------------------ */
-
-void recs__config_free(recs__config *cfg)
-{
-    free(cfg->output);
-    free(cfg->throttle_text);
-    free(cfg->cache_dir);
-    memset(cfg, 0, sizeof *cfg);
-}
-
-static int config_copy(recs__config *dst, const recs__config *src)
-{
-    *dst = *src;
-    dst->output = strdup(src->output);
-    dst->throttle_text = strdup(src->throttle_text);
-    dst->cache_dir = src->cache_dir ? strdup(src->cache_dir) : NULL;
-    if (!dst->output || !dst->throttle_text ||
-        (src->cache_dir && !dst->cache_dir)) {
-        recs__config_free(dst);
-        return REC_ENOMEM;
-    }
-    return 0;
-}
-
-/* Fill cfg from options; strings copied. */
-static int config_from_options(recs__config *cfg, const recs_options *o)
-{
-    const char *thr = o->throttle ? o->throttle : "10ms";
-
-    memset(cfg, 0, sizeof *cfg);
-    cfg->output_fd = -1;
-    if (!o->output || !*o->output)
-        return REC_EINVAL;
-    if (recs__parse_throttle(thr, &cfg->throttle) < 0)
-        return REC_EINVAL;
-    if (o->stack_depth > RECS_MAX_DEPTH)
-        return REC_EINVAL;
-    cfg->depth = o->stack_depth ? o->stack_depth : RECS_DEFAULT_DEPTH;
-    cfg->max_chunk_bytes = o->max_chunk_bytes;
-    cfg->flush_ns = o->flush_interval_ns ? o->flush_interval_ns
-                                         : RECS_FLUSH_DEFAULT_NS;
-    cfg->flush_auto = !o->flush_interval_ns;
-    if (cfg->flush_ns < 10000000ull)
-        cfg->flush_ns = 10000000ull;
-    cfg->signo = o->signo ? o->signo : SIGPROF;
-    cfg->queue_capacity = o->queue_capacity;
-    if (o->stack_walker && strcmp(o->stack_walker, "cfi") &&
-        strcmp(o->stack_walker, "fp"))
-        return REC_EINVAL;
-    cfg->fp_walker = o->stack_walker && !strcmp(o->stack_walker, "fp");
-    if (recs__engine_parse(o->engine, &cfg->engine) < 0)
-        return REC_EINVAL;
-    cfg->append = o->append;
-    cfg->overwrite = o->overwrite;
-    cfg->output = strdup(o->output);
-    cfg->throttle_text = strdup(thr);
-    if (!cfg->output || !cfg->throttle_text) {
-        recs__config_free(cfg);
-        return REC_ENOMEM;
-    }
-    return 0;
-}
-
-int recs__config_from_env(recs__config *cfg, char *err, size_t errlen)
-{
-    recs_options o;
-    const char *v;
-    uint64_t n;
-    bool b, has_id = false;
-    int sig, rc;
-    dev_t id_dev = 0;
-    ino_t id_ino = 0;
-
-    recs_options_init(&o);
-    o.output = getenv(REC_ENV_OUTPUT);
-    /* Created exclusively: rec-start removed what --force allowed. */
-#define BAD(name) do { snprintf(err, errlen, "invalid %s=%s", name, v); \
-                       return REC_EINVAL; } while (0)
-    if ((v = getenv(REC_ENV_THROTTLE)) && *v)
-        o.throttle = v;
-    if ((v = getenv(REC_ENV_STACK_DEPTH)) && *v) {
-        if (recs__parse_uint(v, 1, RECS_MAX_DEPTH, &n) < 0)
-            BAD(REC_ENV_STACK_DEPTH);
-        o.stack_depth = (unsigned)n;
-    }
-    if ((v = getenv(REC_ENV_STACK_WALKER)) && *v) {
-        if (strcmp(v, "cfi") && strcmp(v, "fp"))
-            BAD(REC_ENV_STACK_WALKER);
-        o.stack_walker = v;
-    }
-    if ((v = getenv(REC_ENV_MAX_CHUNK_SIZE)) && *v) {
-        if (recs__parse_size(v, &n) < 0 || n < 4096)
-            BAD(REC_ENV_MAX_CHUNK_SIZE);
-        o.max_chunk_bytes = n;
-    }
-    uint64_t max_age = 0;
-    if ((v = getenv(REC_ENV_MAX_CHUNK_AGE)) && *v &&
-        recs__parse_duration(v, &max_age) < 0)
-        BAD(REC_ENV_MAX_CHUNK_AGE);
-    if ((v = getenv(REC_ENV_FLUSH_INTERVAL)) && *v) {
-        if (recs__parse_duration(v, &n) < 0 || n < 10000000ull)
-            BAD(REC_ENV_FLUSH_INTERVAL);
-        o.flush_interval_ns = n;
-    }
-    if ((v = getenv(REC_ENV_SIGNAL)) && *v) {
-        if (recs__parse_signal(v, &sig) < 0)
-            BAD(REC_ENV_SIGNAL);
-        o.signo = sig;
-    }
-    if ((v = getenv(REC_ENV_QUEUE_CAPACITY)) && *v) {
-        if (recs__parse_uint(v, 1, 100000, &n) < 0)
-            BAD(REC_ENV_QUEUE_CAPACITY);
-        o.queue_capacity = (unsigned)n;
-    }
-    if ((v = getenv("REC_ENGINE")) && *v) {
-        int e;
-        if (recs__engine_parse(v, &e) < 0)
-            BAD("REC_ENGINE");
-        o.engine = v;
-    }
-    if ((v = getenv(REC_ENV_APPEND)) && *v) {
-        if (recs__parse_bool(v, &b) < 0)
-            BAD(REC_ENV_APPEND);
-        o.append = b;
-        o.overwrite = !b;
-    }
-    if ((v = getenv(REC_ENV_OUTPUT_ID)) && *v && o.append) {
-        if (recs__parse_fd_id(v, NULL, &id_dev, &id_ino) < 0)
-            BAD(REC_ENV_OUTPUT_ID);
-        has_id = true;
-    }
-    if ((v = getenv(REC_ENV_THROTTLE)) && *v) {
-        recs__throttle t;
-        if (recs__parse_throttle(v, &t) < 0)
-            BAD(REC_ENV_THROTTLE);
-    }
-    /* Read now: the environment is the program's once it runs. */
-    bool no_cmd = false;
-    if ((v = getenv(REC_ENV_NO_COMMAND_LINE)) && *v &&
-        recs__parse_bool(v, &no_cmd) < 0)
-        BAD(REC_ENV_NO_COMMAND_LINE);
-    const char *run_id = getenv(REC_ENV_RUN_ID);
-    v = run_id;
-    if (v && *v && (strlen(v) != 32 || strspn(v, "0123456789abcdef") != 32))
-        BAD(REC_ENV_RUN_ID);
-#undef BAD
-    if (!o.output || !*o.output) {
-        snprintf(err, errlen, "REC_OUTPUT is not set");
-        return REC_EINVAL;
-    }
-    if ((rc = config_from_options(cfg, &o)) < 0)
-        return rc;
-    cfg->no_command_line = no_cmd;
-    cfg->max_chunk_age_ns = max_age;
-    if (run_id && *run_id)
-        memcpy(cfg->run_id, run_id, 33);
-    cfg->has_id = has_id;
-    cfg->out_dev = id_dev;
-    cfg->out_ino = id_ino;
-    if ((v = getenv(REC_ENV_CACHE_DIR)) && !(cfg->cache_dir = strdup(v))) {
-        recs__config_free(cfg);
-        return REC_ENOMEM;
-    }
-    return 0;
-}
-
-void recs_options_init(recs_options *opt)
-{
-    memset(opt, 0, sizeof *opt);
 }
 
 /* ------------------------------------------------------------------ */
@@ -523,7 +350,7 @@ static int start_config(const recs__config *cfg)
     recs__config copy;
     int rc;
 
-    if ((rc = config_copy(&copy, cfg)) < 0)
+    if ((rc = recs__config_copy(&copy, cfg)) < 0)
         return rc;
     pthread_mutex_lock(&recs__g.ctl_lock);
     if (atomic_load(&recs__g.running)) {
@@ -855,7 +682,7 @@ int recs_start(const recs_options *opt)
 
     if (!opt)
         return REC_EINVAL;
-    if ((rc = config_from_options(&cfg, opt)) < 0)
+    if ((rc = recs__config_from_options(&cfg, opt)) < 0)
         return rc;
     recs__g.registry = true;
     recs__thread_key_init();
