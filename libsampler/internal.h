@@ -46,9 +46,9 @@
  *   stacks.c    request -> StackTrace (leaf correction, dedup cache)
  *   emit.c      events that describe the recording (settings, process, CPU)
  *   untracked.c threads the library never knew, read from /proc
- *   symbols.c, sym-elf.c, sym-table.c, sym-cfi.c   modules, ELF symbol
- *               tables, DWARF lines and inlines, the CFI leaf rule
- *               (symbols.h, sym-internal.h)
+ *   symbols.c, sym-elf.c, sym-table.c, sym-dwarf.c, sym-cfi.c   modules,
+ *               their files and debug files, ELF symbol tables, DWARF lines
+ *               and inlines, the CFI leaf rule (symbols.h, sym-internal.h)
  *   dwload.c    libdw, libelf, liblzma loaded on first use (dwload.h)
  * Modules and their tables (sampler thread, outside the handler):
  *   modules.c   what a loaded module's program headers say (build-id)

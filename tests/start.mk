@@ -33,7 +33,7 @@ check_PROGRAMS += tests/test-symbols
 tests_test_symbols_SOURCES = tests/test-symbols.c tests/fd-stubs.c \
 	libsampler/symbols.c libsampler/modules.c \
 	libsampler/sym-elf.c libsampler/sym-table.c libsampler/cache.c libsampler/dwload.c \
-	libsampler/sym-cfi.c libsampler/symbols.h \
+	libsampler/sym-dwarf.c libsampler/sym-cfi.c libsampler/symbols.h \
 	libsampler/sym-internal.h
 tests_test_symbols_CPPFLAGS = -I$(top_srcdir)/libsampler $(AM_CPPFLAGS) \
 	-I$(top_srcdir)/tests $(ELF_CFLAGS) \
