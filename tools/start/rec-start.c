@@ -585,28 +585,198 @@ failed:
     _exit(127);
 }
 
+/* The program, started under the sampler (spawn) and waited for (finish). */
+struct run {
+    pid_t pid;
+    int go, err, st;                 /* our ends of the three pipes */
+    char *path, *output;
+    start_stream *stream;
+    int stream_fd;
+};
+
+/* Fork the program: it waits on the go pipe for its output path
+ * (hand_output). 0, or 1 with the error said. */
+static int spawn(const struct opts *o, const char *lib, char **argv,
+                 struct run *r)
+{
+    struct sigaction ign, old_int, old_quit, fwd, chld;
+    static const int fwd_sigs[] = { SIGTERM, SIGHUP, SIGUSR1, SIGUSR2 };
+    int go[2], err[2], st[2];
+
+    /* st: the sampler's status lines (a write error said at once even
+     * when the program closed its stderr; why the recording is short). */
+    if (pipe2(go, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0 ||
+        pipe2(st, O_CLOEXEC) < 0 ||
+        pipe2(chld_pipe, O_CLOEXEC | O_NONBLOCK) < 0) {
+        fprintf(stderr, "%s: pipe: %s\n", prog, strerror(errno));
+        return 1;
+    }
+    /* Like a shell: the terminal's ^C and ^\ are for the program. The
+     * dispositions we found are what the program inherits. */
+    memset(&ign, 0, sizeof ign);
+    ign.sa_handler = SIG_IGN;
+    sigaction(SIGINT, &ign, &old_int);
+    sigaction(SIGQUIT, &ign, &old_quit);
+    memset(&chld, 0, sizeof chld);
+    chld.sa_handler = on_chld;
+    chld.sa_flags = SA_RESTART | SA_NOCLDSTOP;
+    sigaction(SIGCHLD, &chld, NULL);
+    fflush(NULL);
+
+    r->pid = fork();
+    if (r->pid < 0) {
+        fprintf(stderr, "%s: fork: %s\n", prog, strerror(errno));
+        return 1;
+    }
+    if (r->pid == 0) {
+        close(go[1]);
+        close(err[0]);
+        close(st[0]);
+        run_child(o, lib, r->path, argv, go[0], err[1], st[1],
+                  r->stream_fd, &old_int, &old_quit);
+    }
+    /* A consumer that goes away is said once (EPIPE), not our death; the
+     * program keeps the disposition it inherited. */
+    if (r->stream)
+        sigaction(SIGPIPE, &ign, NULL);
+    child_pid = r->pid;
+    close(go[0]);
+    close(err[1]);
+    close(st[1]);
+    r->go = go[1];
+    r->err = err[0];
+    r->st = st[0];
+    /* Signals meant to stop the whole run (timeout, a closing terminal)
+     * go to the program; we end when it does. */
+    memset(&fwd, 0, sizeof fwd);
+    fwd.sa_handler = forward;
+    fwd.sa_flags = SA_RESTART;
+    for (size_t i = 0; i < sizeof fwd_sigs / sizeof fwd_sigs[0]; i++)
+        sigaction(fwd_sigs[i], &fwd, NULL);
+    return 0;
+}
+
+/* Resolve and check the output path, and send it to the program, which
+ * then creates the recording and execs. 0, or 1 with the error said and
+ * the program killed. */
+static int hand_output(const struct opts *o, struct run *r)
+{
+    char msg[PATH_MAX + 256];
+    int rc = 0;
+
+    if (r->stream) {
+        /* What an exec'd image reopens to append (the sampler checks it
+         * is the same file). */
+        if (asprintf(&r->output, "/proc/%ld/fd/%d", (long)getpid(),
+                     r->stream_fd) < 0)
+            r->output = NULL;
+    } else if (o->output) {
+        r->output = start_absolute(o->output);
+    } else {
+        char name[64];
+        snprintf(name, sizeof name, "rec-%ld.rec", (long)r->pid);
+        r->output = start_absolute(name);
+    }
+    if (!r->output) {
+        snprintf(msg, sizeof msg, "cannot resolve the output path: %s",
+                 strerror(errno));
+        rc = START_ERROR;
+    } else if (strlen(r->output) > PATH_MAX) {
+        snprintf(msg, sizeof msg, "output path too long");
+        rc = START_ERROR;
+    } else if (!r->stream) {
+        rc = start_check_output(r->output, o->force, msg, sizeof msg);
+    }
+    if (rc == 0) {
+        uint32_t len = (uint32_t)strlen(r->output);
+        if (write(r->go, &len, sizeof len) != sizeof len ||
+            write(r->go, r->output, len) != (ssize_t)len) {
+            snprintf(msg, sizeof msg, "cannot start the program: %s", strerror(errno));
+            rc = START_ERROR;
+        }
+    }
+    close(r->go);
+    if (rc < 0) {
+        fprintf(stderr, "%s: %s\n", prog, msg);
+        kill(r->pid, SIGKILL);
+        waitpid(r->pid, NULL, 0);
+        return 1;
+    }
+    return 0;
+}
+
+/* Wait for the program; then finish a stream, or seal what the program
+ * could not finish, and summarize. rec-start's exit status. */
+static int finish(const struct opts *o, struct run *r)
+{
+    char why[512] = "";
+    int fail[2], status, e;
+    struct rusage ru;
+    ssize_t n;
+
+    /* The recording could not be created (a name planted since the
+     * check), or exec failed after all (raced with a change of the file). */
+    do
+        n = read(r->err, fail, sizeof fail);
+    while (n < 0 && errno == EINTR);
+    close(r->err);
+    if (n == sizeof fail) {
+        e = fail[1];
+        if (fail[0] == CHILD_CREATE)
+            fprintf(stderr, "%s: %s: cannot create: %s\n", prog, r->output,
+                    strerror(e));
+        else
+            fprintf(stderr, "%s: %s: %s\n", prog, r->path, strerror(e));
+        waitpid(r->pid, NULL, 0);
+        return fail[0] == CHILD_CREATE ? 1 : e == ENOENT ? 127 : 126;
+    }
+
+    if (wait_program(r->pid, r->st, &status, &ru, why, sizeof why, r->stream) < 0) {
+        fprintf(stderr, "%s: waitpid: %s\n", prog, strerror(errno));
+        return 1;
+    }
+    child_pid = 0;
+    if (r->stream) {
+        start_stream_finish(r->stream);
+        if (!strcmp(o->output, "-"))
+            close(STDOUT_FILENO);   /* the consumer's end of file */
+        if (!o->quiet)
+            start_stream_summary(r->stream, WIFSIGNALED(status), why);
+        start_stream_free(r->stream);
+        r->stream = NULL;
+    } else {
+        /* What the program could not finish (a raw exit_group, a kill). */
+        bool sealed = start_seal(r->output, r->pid, &ru) > 0;
+        if (!o->quiet) {
+            start_summarize(r->output, WIFSIGNALED(status), sealed, why);
+            if (o->follow)
+                start_summarize_children(r->output, o->run_id);
+        }
+    }
+    if (WIFSIGNALED(status)) {
+        free(r->output);
+        free(r->path);
+        die_like(WTERMSIG(status));
+    }
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
 int main(int argc, char **argv)
 {
     struct opts o = { 0 };
-    struct sigaction ign, old_int, old_quit, fwd, chld;
-    char msg[PATH_MAX + 256], why[512] = "", *path = NULL, *output = NULL;
+    struct run r = { .stream_fd = -1 };
+    char msg[PATH_MAX + 256];
     const char *lib;
-    int go[2], err[2], st[2], fail[2], status, rc, e;
-    static const int fwd_sigs[] = { SIGTERM, SIGHUP, SIGUSR1, SIGUSR2 };
-    pid_t pid;
-    ssize_t n;
-    start_stream *stream = NULL;
-    int stream_fd = -1;
-    struct rusage ru;
+    int rc;
 
     if ((rc = parse_args(argc, argv, &o)) != 0)
         return rc;
     if ((rc = start_stream_setup(o.output, o.follow, o.force, o.backlog,
-                                 &stream, &o.stream_stdout)) != 0)
+                                 &r.stream, &o.stream_stdout)) != 0)
         return rc;
-    o.stream = stream != NULL;
-    if (stream)
-        stream_fd = start_stream_memfd(stream);
+    o.stream = r.stream != NULL;
+    if (r.stream)
+        r.stream_fd = start_stream_memfd(r.stream);
     /* One id for the whole run: every recording of it (children, exec'd
      * images) inherits it, so readers can tell stale files apart. */
     uint8_t id[16];
@@ -627,147 +797,18 @@ int main(int argc, char **argv)
         fprintf(stderr, "%s: %s\n", prog, msg);
         return 1;
     }
-    if ((rc = start_find_program(argv[optind], &path, msg, sizeof msg)) < 0 ||
-        (rc = start_check_program(path, msg, sizeof msg)) < 0) {
+    if ((rc = start_find_program(argv[optind], &r.path, msg, sizeof msg)) < 0 ||
+        (rc = start_check_program(r.path, msg, sizeof msg)) < 0) {
         fprintf(stderr, "%s: %s\n", prog, msg);
-        free(path);
+        free(r.path);
         return exit_for(rc);
     }
-    /* st: the sampler's status lines (a write error said at once even
-     * when the program closed its stderr; why the recording is short). */
-    if (pipe2(go, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0 ||
-        pipe2(st, O_CLOEXEC) < 0 ||
-        pipe2(chld_pipe, O_CLOEXEC | O_NONBLOCK) < 0) {
-        fprintf(stderr, "%s: pipe: %s\n", prog, strerror(errno));
-        free(path);
-        return 1;
-    }
-    /* Like a shell: the terminal's ^C and ^\ are for the program. The
-     * dispositions we found are what the program inherits. */
-    memset(&ign, 0, sizeof ign);
-    ign.sa_handler = SIG_IGN;
-    sigaction(SIGINT, &ign, &old_int);
-    sigaction(SIGQUIT, &ign, &old_quit);
-    memset(&chld, 0, sizeof chld);
-    chld.sa_handler = on_chld;
-    chld.sa_flags = SA_RESTART | SA_NOCLDSTOP;
-    sigaction(SIGCHLD, &chld, NULL);
-    fflush(NULL);
-
-    pid = fork();
-    if (pid < 0) {
-        fprintf(stderr, "%s: fork: %s\n", prog, strerror(errno));
-        return 1;
-    }
-    if (pid == 0) {
-        close(go[1]);
-        close(err[0]);
-        close(st[0]);
-        run_child(&o, lib, path, argv + optind, go[0], err[1], st[1],
-                  stream_fd, &old_int, &old_quit);
-    }
-    /* A consumer that goes away is said once (EPIPE), not our death; the
-     * program keeps the disposition it inherited. */
-    if (stream)
-        sigaction(SIGPIPE, &ign, NULL);
-    child_pid = pid;
-    close(go[0]);
-    close(err[1]);
-    close(st[1]);
-    /* Signals meant to stop the whole run (timeout, a closing terminal)
-     * go to the program; we end when it does. */
-    memset(&fwd, 0, sizeof fwd);
-    fwd.sa_handler = forward;
-    fwd.sa_flags = SA_RESTART;
-    for (size_t i = 0; i < sizeof fwd_sigs / sizeof fwd_sigs[0]; i++)
-        sigaction(fwd_sigs[i], &fwd, NULL);
-
-    if (stream) {
-        /* What an exec'd image reopens to append (the sampler checks it
-         * is the same file). */
-        if (asprintf(&output, "/proc/%ld/fd/%d", (long)getpid(),
-                     stream_fd) < 0)
-            output = NULL;
-    } else if (o.output) {
-        output = start_absolute(o.output);
-    } else {
-        char name[64];
-        snprintf(name, sizeof name, "rec-%ld.rec", (long)pid);
-        output = start_absolute(name);
-    }
-    if (!output) {
-        snprintf(msg, sizeof msg, "cannot resolve the output path: %s",
-                 strerror(errno));
-        rc = START_ERROR;
-    } else if (strlen(output) > PATH_MAX) {
-        snprintf(msg, sizeof msg, "output path too long");
-        rc = START_ERROR;
-    } else if (!stream) {
-        rc = start_check_output(output, o.force, msg, sizeof msg);
-    }
-    if (rc == 0) {
-        uint32_t len = (uint32_t)strlen(output);
-        if (write(go[1], &len, sizeof len) != sizeof len ||
-            write(go[1], output, len) != (ssize_t)len) {
-            snprintf(msg, sizeof msg, "cannot start the program: %s", strerror(errno));
-            rc = START_ERROR;
-        }
-    }
-    close(go[1]);
-    if (rc < 0) {
-        fprintf(stderr, "%s: %s\n", prog, msg);
-        kill(pid, SIGKILL);
-        waitpid(pid, NULL, 0);
-        free(output);
-        free(path);
-        return 1;
-    }
-
-    /* The recording could not be created (a name planted since the
-     * check), or exec failed after all (raced with a change of the file). */
-    do
-        n = read(err[0], fail, sizeof fail);
-    while (n < 0 && errno == EINTR);
-    close(err[0]);
-    if (n == sizeof fail) {
-        e = fail[1];
-        if (fail[0] == CHILD_CREATE)
-            fprintf(stderr, "%s: %s: cannot create: %s\n", prog, output,
-                    strerror(e));
-        else
-            fprintf(stderr, "%s: %s: %s\n", prog, path, strerror(e));
-        waitpid(pid, NULL, 0);
-        free(output);
-        free(path);
-        return fail[0] == CHILD_CREATE ? 1 : e == ENOENT ? 127 : 126;
-    }
-
-    if (wait_program(pid, st[0], &status, &ru, why, sizeof why, stream) < 0) {
-        fprintf(stderr, "%s: waitpid: %s\n", prog, strerror(errno));
-        free(output);
-        free(path);
-        return 1;
-    }
-    child_pid = 0;
-    if (stream) {
-        start_stream_finish(stream);
-        if (!strcmp(o.output, "-"))
-            close(STDOUT_FILENO);   /* the consumer's end of file */
-        if (!o.quiet)
-            start_stream_summary(stream, WIFSIGNALED(status), why);
-        start_stream_free(stream);
-    } else {
-        /* What the program could not finish (a raw exit_group, a kill). */
-        bool sealed = start_seal(output, pid, &ru) > 0;
-        if (!o.quiet) {
-            start_summarize(output, WIFSIGNALED(status), sealed, why);
-            if (o.follow)
-                start_summarize_children(output, o.run_id);
-        }
-    }
-    free(output);
-    free(path);
-    if (WIFSIGNALED(status))
-        die_like(WTERMSIG(status));
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+    rc = spawn(&o, lib, argv + optind, &r);
+    if (rc == 0)
+        rc = hand_output(&o, &r);
+    if (rc == 0)
+        rc = finish(&o, &r);
+    free(r.output);
+    free(r.path);
+    return rc;
 }
