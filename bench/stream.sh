@@ -90,12 +90,14 @@ kills() {
         if [ $fst -ne 0 ] && grep -q "is gone" k.err && cmp -s k.out k.post; then
             good=$((good + 1))
         elif [ $fst -eq 0 ] && [ ! -s k.perr ] && cmp -s k.out k.post; then
-            inexec=$((inexec + 1))  # killed inside exec(): a closed recording
+            # rec-start sealed what the killed program left open (or it
+            # was killed inside exec(): a closed recording)
+            inexec=$((inexec + 1))
         else
             echo "  round $i: exit $fst, $(wc -l <k.out) printed, $(wc -l <k.post) post-mortem: $(head -1 k.err)"
         fi
     done
-    echo "SIGKILL at random moments: $good of $KILLS followers ended with a message having printed exactly the flushed events; $inexec more killed inside exec() ended cleanly on the closed recording, as rec-dump agrees"
+    echo "SIGKILL at random moments: of $KILLS followers, $inexec ended cleanly on the recording rec-start sealed (or closed: killed inside exec()) and $good with a message that the writer is gone, each having printed exactly the events rec-dump reads afterwards; the $((KILLS - inexec - good)) others are listed above"
 }
 
 pipe() {        # pipe FLUSH
