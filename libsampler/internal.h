@@ -98,12 +98,10 @@
  * default (no flush interval asked for: flush_auto), a wake-up that found
  * samples is followed by another that flushes what it finds, timed so that
  * it should find about RECS_BUSY_BATCH items at the rate just seen, between
- * RECS_BUSY_NS and RECS_BUSY_MAX_NS later, and at most 1/RECS_BUSY_AGE_PART
- * of the session's age: near 1 us of wake-up and flush per sample at any
- * rate once the session is a few seconds old (bench/sampler-selfcost.sh).
- * A SIGKILL or a raw exit_group then costs about the last RECS_BUSY_BATCH
- * samples of the process, at most 1/RECS_BUSY_AGE_PART of its run and
- * RECS_BUSY_MAX_NS, which rec-start counts lost when it seals the
+ * RECS_BUSY_NS and RECS_BUSY_MAX_NS later: near 1 us of wake-up and flush
+ * per sample at any rate (bench/sampler-selfcost.sh). A SIGKILL then costs
+ * about the last RECS_BUSY_BATCH samples of the process (at most
+ * RECS_BUSY_MAX_NS of them), which rec-start counts lost when it seals the
  * recording. An idle process (nothing new) goes back to the long nap, from
  * which its next sample wakes the sampler thread. */
 #define RECS_FLUSH_DEFAULT_NS 100000000ull
@@ -111,7 +109,6 @@
 #define RECS_BUSY_NS         10000000ull
 #endif
 #define RECS_BUSY_MAX_NS     250000000ull
-#define RECS_BUSY_AGE_PART   32
 #define RECS_BUSY_BATCH      64
 /* With the default cadence, each wake-up in a row that finds nothing
  * doubles the nap, up to RECS_IDLE_MAX_NS: an idle process costs about one

@@ -114,20 +114,14 @@ static uint64_t own_cpu_ns(void)
 }
 
 /* The next busy nap: long enough that the drain should find about
- * RECS_BUSY_BATCH items at the rate just seen (ELAPSED ns for NEWS), and
- * at most 1/RECS_BUSY_AGE_PART of the session's AGE: what a raw
- * exit_group (every Go program's end) or a SIGKILL loses, the samples
- * since the last flush, stays a small part of a short run. */
-static uint64_t busy_cadence(uint64_t elapsed, uint64_t news, uint64_t age)
+ * RECS_BUSY_BATCH items at the rate just seen (ELAPSED ns for NEWS). */
+static uint64_t busy_cadence(uint64_t elapsed, uint64_t news)
 {
     uint64_t nap = news ? elapsed / news * RECS_BUSY_BATCH : RECS_BUSY_MAX_NS;
-    uint64_t max = age / RECS_BUSY_AGE_PART;
 
-    if (max > RECS_BUSY_MAX_NS)
-        max = RECS_BUSY_MAX_NS;
-    if (nap > max)
-        nap = max;
-    return nap < RECS_BUSY_NS ? RECS_BUSY_NS : nap;
+    if (nap < RECS_BUSY_NS)
+        return RECS_BUSY_NS;
+    return nap > RECS_BUSY_MAX_NS ? RECS_BUSY_MAX_NS : nap;
 }
 
 /* Posted by the sampler thread once it runs (start_sampler_thread). */
@@ -137,7 +131,7 @@ static void *sampler_main(void *arg)
 {
     bool busy = recs__g.cfg.flush_auto;   /* the start is busy */
     unsigned idle = 0;                    /* wake-ups in a row with nothing */
-    uint64_t busy_nap = RECS_BUSY_NS, born = recs__now_ns(), last_drain = born;
+    uint64_t busy_nap = RECS_BUSY_NS, last_drain = recs__now_ns();
 
     (void)arg;
     sem_post(&sampler_running);
@@ -199,7 +193,7 @@ static void *sampler_main(void *arg)
         busy = recs__g.cfg.flush_auto && news;
         idle = news ? 0 : idle < 4 ? idle + 1 : idle;
         if (busy)
-            busy_nap = busy_cadence(now - last_drain, news, now - born);
+            busy_nap = busy_cadence(now - last_drain, news);
         last_drain = now;
         if (recs__g.w && (busy ||
                           now - recs__g.last_flush_ns >= recs__g.cfg.flush_ns)) {
