@@ -17,16 +17,21 @@
 #    as a share of the kernel's figure read just before the kill (sum of
 #    /proc/PID/task/*/schedstat but rec's sampler thread), with the
 #    default flush interval.
+# 4. A raw exit_group, as every Go program ends (tests/workloads/rawexit,
+#    2 threads x 0.5 s and x 2 s): the CPU time rec-start's sealing
+#    counts lost (samples after the last flush), as a share of the
+#    recording's CPU time, with the default cadence.
 # PARTS=13 (say) runs only those parts. Medians over RUNS (>= 5). Prints the load average before and after.
 set -u
 B=$(cd "${1:-_build}" && pwd)
 RUNS=${2:-5}
-PARTS=${PARTS:-123}   # PARTS=3: only the SIGKILL part
+PARTS=${PARTS:-1234}  # PARTS=3: only the SIGKILL part
 START=$B/tools/rec-start
 CHECK=$B/tests/sampler-check
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-make -s -C "$B" tests/sampler-check tests/hazards/exiter tests/workloads/sigblock >/dev/null || exit 1
+make -s -C "$B" tests/sampler-check tests/hazards/exiter tests/workloads/sigblock \
+    tests/workloads/rawexit >/dev/null || exit 1
 median() { sort -g | awk '{ v[NR] = $1 } END { print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 field() { sed -n "s/^total .*\\<$1=\\([0-9]*\\).*/\\1/p" "$2"; }
 
@@ -133,5 +138,22 @@ for _ in $(seq "$RUNS"); do
 done
 printf 'SIGKILL: recorded/kernel CPU %s (median; runs: %s)\n' \
     "$(awk '{ print $1 }' "$tmp/runs" | median)" "$(awk '{ printf "%s@%ss ", $1, $2 }' "$tmp/runs")"
+fi
+
+# 4. A raw exit_group.
+if [[ $PARTS == *4* ]]; then
+for ms in 500 2000; do
+    : >"$tmp/runs"
+    for _ in $(seq "$RUNS"); do
+        rm -f "$tmp/r.rec"
+        "$START" -q -o "$tmp/r.rec" -- "$B/tests/workloads/rawexit" "$ms" >/dev/null 2>&1
+        "$CHECK" "$tmp/r.rec" >"$tmp/chk" 2>/dev/null
+        p=$(field period_ns "$tmp/chk"); l=$(field lost_ns "$tmp/chk")
+        awk -v p="${p:-0}" -v l="${l:-0}" 'BEGIN { if (p + l > 0) printf "%.4f %.1f\n", l / (p + l), l / 1e6 }' >>"$tmp/runs"
+    done
+    printf 'raw exit_group after 2 x %s ms: lost (sealed) share %s, %s ms (medians of %d)\n' "$ms" \
+        "$(awk '{ print $1 }' "$tmp/runs" | median)" "$(awk '{ print $2 }' "$tmp/runs" | median)" \
+        "$(wc -l <"$tmp/runs")"
+done
 fi
 echo "# load after: $(cut -d' ' -f1-3 /proc/loadavg)"
