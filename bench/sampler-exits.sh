@@ -18,8 +18,9 @@
 #    /proc/PID/task/*/schedstat but rec's sampler thread), with the
 #    default flush interval.
 # 4. A raw exit_group, as every Go program ends (tests/workloads/rawexit,
-#    2 threads x 0.5 s and x 2 s): the CPU time rec-start's sealing
-#    counts lost (samples after the last flush), as a share of the
+#    2 threads x 0.5 s and x 2 s; and a Go program doing the same, if go
+#    is installed, which the sampler recognizes): the CPU time rec-start's
+#    sealing counts lost (samples after the last flush), as a share of the
 #    recording's CPU time, with the default cadence.
 # PARTS=13 (say) runs only those parts. Medians over RUNS (>= 5). Prints the load average before and after.
 set -u
@@ -142,18 +143,60 @@ fi
 
 # 4. A raw exit_group.
 if [[ $PARTS == *4* ]]; then
+progs="$B/tests/workloads/rawexit"
+if command -v go >/dev/null 2>&1; then
+    mkdir -p "$tmp/goexit"
+    cat >"$tmp/goexit/main.go" <<'EOF'
+package main
+
+import "C" // cgo: a dynamic executable, which LD_PRELOAD needs
+
+import (
+	"os"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// Two goroutines burn MS ms of wall time each, then main returns.
+func main() {
+	ms, _ := strconv.Atoi(os.Args[1])
+	var wg sync.WaitGroup
+	for g := 0; g < 2; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			x := uint64(1)
+			for end := time.Now().Add(time.Duration(ms) * time.Millisecond); time.Now().Before(end); {
+				for i := 0; i < 100000; i++ {
+					x = x*6364136223846793005 + 1
+				}
+			}
+			if x == 0 {
+				println(x)
+			}
+		}()
+	}
+	wg.Wait()
+}
+EOF
+    (cd "$tmp/goexit" && printf 'module goexit\ngo 1.19\n' >go.mod &&
+     go build -o goexit . >/dev/null 2>&1) && progs="$progs $tmp/goexit/goexit"
+fi
+for prog in $progs; do
 for ms in 500 2000; do
     : >"$tmp/runs"
     for _ in $(seq "$RUNS"); do
         rm -f "$tmp/r.rec"
-        "$START" -q -o "$tmp/r.rec" -- "$B/tests/workloads/rawexit" "$ms" >/dev/null 2>&1
+        "$START" -q -o "$tmp/r.rec" -- "$prog" "$ms" >/dev/null 2>&1
         "$CHECK" "$tmp/r.rec" >"$tmp/chk" 2>/dev/null
         p=$(field period_ns "$tmp/chk"); l=$(field lost_ns "$tmp/chk")
         awk -v p="${p:-0}" -v l="${l:-0}" 'BEGIN { if (p + l > 0) printf "%.4f %.1f\n", l / (p + l), l / 1e6 }' >>"$tmp/runs"
     done
-    printf 'raw exit_group after 2 x %s ms: lost (sealed) share %s, %s ms (medians of %d)\n' "$ms" \
-        "$(awk '{ print $1 }' "$tmp/runs" | median)" "$(awk '{ print $2 }' "$tmp/runs" | median)" \
-        "$(wc -l <"$tmp/runs")"
+    printf 'raw exit_group, %s, after 2 x %s ms: lost (sealed) share %s, %s ms (medians of %d)\n' \
+        "$(basename "$prog")" "$ms" "$(awk '{ print $1 }' "$tmp/runs" | median)" \
+        "$(awk '{ print $2 }' "$tmp/runs" | median)" "$(wc -l <"$tmp/runs")"
+done
 done
 fi
 echo "# load after: $(cut -d' ' -f1-3 /proc/loadavg)"

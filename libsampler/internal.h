@@ -100,16 +100,20 @@
  * it should find about RECS_BUSY_BATCH items at the rate just seen, between
  * RECS_BUSY_NS and RECS_BUSY_MAX_NS later: near 1 us of wake-up and flush
  * per sample at any rate (bench/sampler-selfcost.sh). A SIGKILL then costs
- * about the last RECS_BUSY_BATCH samples of the process (at most
- * RECS_BUSY_MAX_NS of them), which rec-start counts lost when it seals the
- * recording. An idle process (nothing new) goes back to the long nap, from
- * which its next sample wakes the sampler thread. */
+ * each busy thread up to RECS_BUSY_MAX_NS of samples, which rec-start
+ * counts lost when it seals the recording. A Go program, which always
+ * ends that way (a raw exit_group), naps at most 1/RECS_GO_AGE_PART of
+ * the session's age: a short run loses a small part of itself, a long
+ * one still reaches the long naps. An idle process (nothing new) goes
+ * back to the long nap, from which its next sample wakes the sampler
+ * thread. */
 #define RECS_FLUSH_DEFAULT_NS 100000000ull
 #ifndef RECS_BUSY_NS
 #define RECS_BUSY_NS         10000000ull
 #endif
 #define RECS_BUSY_MAX_NS     250000000ull
 #define RECS_BUSY_BATCH      64
+#define RECS_GO_AGE_PART     32
 /* With the default cadence, each wake-up in a row that finds nothing
  * doubles the nap, up to RECS_IDLE_MAX_NS: an idle process costs about one
  * wake-up a second. The first sample, or a thread's exit, wakes the

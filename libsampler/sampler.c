@@ -16,6 +16,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <link.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -114,14 +115,27 @@ static uint64_t own_cpu_ns(void)
 }
 
 /* The next busy nap: long enough that the drain should find about
- * RECS_BUSY_BATCH items at the rate just seen (ELAPSED ns for NEWS). */
-static uint64_t busy_cadence(uint64_t elapsed, uint64_t news)
+ * RECS_BUSY_BATCH items at the rate just seen (ELAPSED ns for NEWS). A Go
+ * program ends by a raw exit_group, never through an exit rec sees, and
+ * loses the samples since the last flush of each of its threads: for it,
+ * the nap is also at most 1/RECS_GO_AGE_PART of the session's AGE. */
+static uint64_t busy_cadence(uint64_t elapsed, uint64_t news, uint64_t age,
+                             bool go)
 {
     uint64_t nap = news ? elapsed / news * RECS_BUSY_BATCH : RECS_BUSY_MAX_NS;
 
-    if (nap < RECS_BUSY_NS)
-        return RECS_BUSY_NS;
-    return nap > RECS_BUSY_MAX_NS ? RECS_BUSY_MAX_NS : nap;
+    if (nap > RECS_BUSY_MAX_NS)
+        nap = RECS_BUSY_MAX_NS;
+    if (go && nap > age / RECS_GO_AGE_PART)
+        nap = age / RECS_GO_AGE_PART;
+    return nap < RECS_BUSY_NS ? RECS_BUSY_NS : nap;
+}
+
+static int first_module_is_go(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    *(bool *)arg = recs__phdr_is_go(info);
+    return 1;                            /* the program: the first entry */
 }
 
 /* Posted by the sampler thread once it runs (start_sampler_thread). */
@@ -131,10 +145,12 @@ static void *sampler_main(void *arg)
 {
     bool busy = recs__g.cfg.flush_auto;   /* the start is busy */
     unsigned idle = 0;                    /* wake-ups in a row with nothing */
-    uint64_t busy_nap = RECS_BUSY_NS, last_drain = recs__now_ns();
+    uint64_t busy_nap = RECS_BUSY_NS, born = recs__now_ns(), last_drain = born;
+    bool go = false;
 
     (void)arg;
     sem_post(&sampler_running);
+    dl_iterate_phdr(first_module_is_go, &go);
     while (!atomic_load(&recs__g.quit)) {
         struct timespec until;
         uint64_t now, news;
@@ -193,7 +209,7 @@ static void *sampler_main(void *arg)
         busy = recs__g.cfg.flush_auto && news;
         idle = news ? 0 : idle < 4 ? idle + 1 : idle;
         if (busy)
-            busy_nap = busy_cadence(now - last_drain, news);
+            busy_nap = busy_cadence(now - last_drain, news, now - born, go);
         last_drain = now;
         if (recs__g.w && (busy ||
                           now - recs__g.last_flush_ns >= recs__g.cfg.flush_ns)) {

@@ -38,6 +38,8 @@ int recs__symbols_scan(recs__symbols *s);
 struct dl_phdr_info;
 void recs__phdr_build_id(const struct dl_phdr_info *info, char *hex,
                          size_t hexsize);
+/* Whether the module was linked by Go (its "Go" build-id note). */
+bool recs__phdr_is_go(const struct dl_phdr_info *info);
 
 /* Emit one ModuleLoad event into st for every module found since the last
  * call (all modules known when all is true, e.g. after a chunk rotation if

@@ -12,6 +12,8 @@
 #include "tap.h"
 
 #include <dlfcn.h>
+#include <elf.h>
+#include <link.h>
 #include <stdint.h>
 #include <string.h>
 #include <time.h>
@@ -120,6 +122,44 @@ static uint64_t now_ns(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Notes as a linker lays them out in a PT_NOTE segment: a GNU build-id,
+ * then (GO) Go's, whose owner "Go" is padded to four bytes and counted so
+ * in n_namesz. */
+static void check_notes(void)
+{
+    static uint32_t seg[32] __attribute__((aligned(8)));
+    ElfW(Phdr) ph;
+    struct dl_phdr_info info;
+    char hex[64];
+    size_t n = 0;
+
+    memset(seg, 0, sizeof seg);
+    seg[n++] = 4; seg[n++] = 4; seg[n++] = NT_GNU_BUILD_ID;
+    memcpy(&seg[n++], "GNU", 4);
+    seg[n++] = 0x04030201u;
+    size_t gnu_only = n * 4;
+    seg[n++] = 4; seg[n++] = 8; seg[n++] = 4;
+    memcpy(&seg[n++], "Go\0\0", 4);
+    memcpy(&seg[n], "abcdefgh", 8);
+    n += 2;
+    memset(&ph, 0, sizeof ph);
+    ph.p_type = PT_NOTE;
+    ph.p_vaddr = (uintptr_t)seg;
+    ph.p_align = 4;
+    memset(&info, 0, sizeof info);
+    info.dlpi_phdr = &ph;
+    info.dlpi_phnum = 1;
+
+    ph.p_memsz = gnu_only;
+    recs__phdr_build_id(&info, hex, sizeof hex);
+    tap_ok(!strcmp(hex, "01020304") && !recs__phdr_is_go(&info),
+           "a C program's notes: its build-id, not Go's");
+    ph.p_memsz = n * 4;
+    recs__phdr_build_id(&info, hex, sizeof hex);
+    tap_ok(!strcmp(hex, "01020304") && recs__phdr_is_go(&info),
+           "a Go program's notes: its build-id, and Go's note found");
 }
 
 int main(void)
@@ -374,5 +414,6 @@ int main(void)
     } else {
         printf("ok %d # SKIP libjansson.so.4 not loadable\n", ++tap_n);
     }
+    check_notes();
     return tap_done();
 }
