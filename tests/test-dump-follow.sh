@@ -158,20 +158,17 @@ if [ -x "$REC_CPU" ] && command -v jq >/dev/null; then
     "$REC_START" -q -o "$TMP/h.rec" "$WORKLOADS/budget" -s 3 >/dev/null 2>&1 &
     spid=$!
     wait_for test -s "$TMP/h.rec"
-    "$REC_CPU" --follow --json --interval 100ms "$TMP/h.rec" >h.out 2>err &
-    fpid=$!
-    wait_for has_lines h.out
-    kill -HUP $fpid
-    wait $fpid
-    st=$?
-    expect_status 0 "rec-cpu --follow stopped with SIGHUP"
-    "$REC_DUMP" --follow "$TMP/h.rec" >h2.out 2>err &
-    fpid=$!
-    wait_for has_lines h2.out
-    kill -HUP $fpid
-    wait $fpid
-    st=$?
-    expect_status 0 "rec-dump --follow stopped with SIGHUP"
+    for tool in "$REC_CPU --json --interval 100ms" "$REC_DUMP"; do
+        # shellcheck disable=SC2086 # $tool: the tool and its options
+        $tool --follow "$TMP/h.rec" >h.out 2>err &
+        fpid=$!
+        wait_for has_lines h.out
+        kill -HUP $fpid
+        wait $fpid
+        st=$?
+        expect_status 0 "$(basename "${tool%% *}") --follow stopped with SIGHUP"
+        rm -f h.out
+    done
     kill $spid 2>/dev/null
     wait $spid
 else
