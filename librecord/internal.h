@@ -189,7 +189,7 @@ struct rec_writer {
     dev_t fd_dev;
     ino_t fd_ino;
     bool fd_lost;
-    bool fd_checked;            /* in this flush: fd_still_ours held */
+    bool fd_checked;            /* since lock_for_writes: fd_still_ours held */
     bool finished;             /* rec_writer_finish: fd closed, nothing more written */
     int finish_rc, finish_errno;
     int error;                 /* first write error: the file is suspect after it */

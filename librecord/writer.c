@@ -62,10 +62,10 @@ static int fail_io(rec_writer *w)
 }
 
 /* The fd still names our file (see rec_writer.fd_dev). Once it does not,
- * the writer fails for good and never touches that fd again. Checked once
- * per flush (its writes follow each other; the header's commit ends it),
- * not once per write: a flush is 4 to 6 writes, and a sampler flushing
- * several times a second pays for each system call. */
+ * the writer fails for good and never touches that fd again. Checked at
+ * the first write of each locked entry (lock_for_writes), not before
+ * every write: a flush is 4 to 6 writes, and a sampler flushing several
+ * times a second pays for each system call. */
 static bool fd_still_ours(rec_writer *w)
 {
     struct stat st;
@@ -248,7 +248,6 @@ static int commit_header(rec_writer *w, unsigned state, unsigned flags)
         struct iovec v3 = { g, 4 };
         rc = pwrite_all(w, &v3, 1, w->chunk_off + REC_CH_GENERATION);
     }
-    w->fd_checked = false;      /* the next flush checks again */
     return rc;
 }
 
@@ -411,11 +410,19 @@ static int after_write(rec_writer *w, bool age)
     return commit_header(w, REC_STATE_OPEN, 0);
 }
 
+/* Every entry that may write takes the lock this way: its first write
+ * checks the fd again (fd_still_ours). */
+static void lock_for_writes(rec_writer *w)
+{
+    pthread_mutex_lock(&w->wlock);
+    w->fd_checked = false;
+}
+
 /* Write queued entries and full buffers (not the streams' current ones). */
 int rec__writer_drain(rec_writer *w)
 {
     struct batch bt;
-    pthread_mutex_lock(&w->wlock);
+    lock_for_writes(w);
     int rc = collect(w, false, false, &bt);
     if (bt.head || bt.npending) {
         int r2 = write_batch(w, &bt);
@@ -434,7 +441,7 @@ int rec_writer_flush(rec_writer *w)
     if (!w)
         return REC_EINVAL;
     struct batch bt;
-    pthread_mutex_lock(&w->wlock);
+    lock_for_writes(w);
     int rc = collect(w, true, false, &bt);
     int r2 = write_batch(w, &bt);
     rc = rc ? rc : r2;
@@ -448,7 +455,7 @@ int rec_writer_rotate(rec_writer *w)
 {
     if (!w)
         return REC_EINVAL;
-    pthread_mutex_lock(&w->wlock);
+    lock_for_writes(w);
     int rc = rotate_locked(w, false);
     pthread_mutex_unlock(&w->wlock);
     return rc;
@@ -614,11 +621,12 @@ int rec_writer_finish(rec_writer *w)
 {
     if (!w)
         return REC_EINVAL;
-    pthread_mutex_lock(&w->wlock);
+    lock_for_writes(w);
     if (!w->finished) {
         int rc = rotate_locked(w, true);
         int e = errno;
-        /* A number that no longer names our file is the program's now. */
+        /* A number that no longer names our file is the program's now
+         * (checked again: it is closed next). */
         w->fd_checked = false;
         if (!fd_still_ours(w)) {
             if (!rc)
