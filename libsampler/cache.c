@@ -190,18 +190,26 @@ static bool file_name(char *out, size_t size, const char *build_id,
  * attributes, every use sums it. */
 #define VERIFIED_XATTR "user.rec.verified"
 
+void recs__cache_file_ident(const struct stat *st, char *out, size_t size)
+{
+    snprintf(out, size, "%llu:%llu:%llu:%lld.%09ld",
+             (unsigned long long)st->st_dev, (unsigned long long)st->st_ino,
+             (unsigned long long)st->st_size, (long long)st->st_mtim.tv_sec,
+             st->st_mtim.tv_nsec);
+}
+
 static void verified_ident(const struct stat *st, uint64_t sum, char *out,
                            size_t size)
 {
-    snprintf(out, size, "%llu:%llu:%lld.%09ld:%016llx",
-             (unsigned long long)st->st_ino, (unsigned long long)st->st_size,
-             (long long)st->st_mtim.tv_sec, st->st_mtim.tv_nsec,
-             (unsigned long long)sum);
+    char id[RECS_FILE_IDENT_MAX];
+
+    recs__cache_file_ident(st, id, sizeof id);
+    snprintf(out, size, "%s:%016llx", id, (unsigned long long)sum);
 }
 
 static bool was_verified(int fd, const struct stat *st, uint64_t sum)
 {
-    char want[96], got[96];
+    char want[RECS_FILE_IDENT_MAX + 20], got[RECS_FILE_IDENT_MAX + 20];
     ssize_t n;
 
     verified_ident(st, sum, want, sizeof want);
@@ -211,7 +219,7 @@ static bool was_verified(int fd, const struct stat *st, uint64_t sum)
 
 static void mark_verified(int fd, const struct stat *st, uint64_t sum)
 {
-    char id[96];
+    char id[RECS_FILE_IDENT_MAX + 20];
 
     verified_ident(st, sum, id, sizeof id);
     (void)fsetxattr(fd, VERIFIED_XATTR, id, strlen(id), 0);

@@ -43,6 +43,12 @@ _Static_assert(sizeof(recs_cache_header) % 8 == 0, "bodies start aligned");
 void recs__cache_configure(const char *setting, const char *builder);
 bool recs__cache_enabled(void);
 
+/* "dev:ino:size:mtime" of a file: that it is still the same file, as
+ * far as stat can tell (what was checked of it still holds). */
+struct stat;
+#define RECS_FILE_IDENT_MAX 96
+void recs__cache_file_ident(const struct stat *st, char *out, size_t size);
+
 /* Checks of a kind's body that only need running when the checksum is
  * (once per file, see recs__cache_map): true if it is good. The checks
  * that keep reads in bounds are the caller's, on every map. */

@@ -16,7 +16,6 @@
 #include "cache.h"
 
 #include <gelf.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -360,17 +359,14 @@ static bool cacheable(const recs__module *m)
     return m->build_id[0] && !m->image && recs__cache_enabled();
 }
 
-/* "dev:ino:size:mtime" of the file at path, or "" (no such file). */
+/* The identity of the file at path (recs__cache_file_ident), or "". */
 static void file_ident(const char *path, char *out, size_t size)
 {
     struct stat st;
 
     out[0] = '\0';
     if (path[0] == '/' && stat(path, &st) == 0)
-        snprintf(out, size, "%llu:%llu:%llu:%lld.%09ld",
-                 (unsigned long long)st.st_dev, (unsigned long long)st.st_ino,
-                 (unsigned long long)st.st_size, (long long)st.st_mtim.tv_sec,
-                 st.st_mtim.tv_nsec);
+        recs__cache_file_ident(&st, out, size);
 }
 
 /* The table of m from the shared cache, if it holds one of source SRC; or
@@ -398,7 +394,7 @@ static bool from_cache(recs__module *m, int src)
     if (src < 0) {
         /* names holds at least link, ident and the empty name. */
         const char *ident = text + strlen(text) + 1, *end = text + names;
-        char now[96];
+        char now[RECS_FILE_IDENT_MAX];
         if ((what & 0xff) == SRC_DEBUG || (what & SYM_HAD_DWARF) ||
             ident >= end || !memchr(ident, '\0', (size_t)(end - ident)))
             goto bad;
@@ -431,7 +427,7 @@ bool recs__module_load_cached(recs__module *m)
 static int finish(recs__module *m, struct symbuild *b, int src)
 {
     const char *link = m->image ? NULL : recs__module_debuglink(m);
-    char ident[96];
+    char ident[RECS_FILE_IDENT_MAX];
     size_t llen = link ? strlen(link) + 1 : 1, ilen, names;
     struct recs__sym *v;
     char *text;
