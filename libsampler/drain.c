@@ -100,12 +100,29 @@ static void resolve_refs(titem *it)
 }
 
 /* Threads that block the sampling signal for real (a raw rt_sigprocmask
- * that sigmask.c could not see): found from /proc at most once a second
- * and at the final drain, read outside reg_lock (a thread exiting
- * meanwhile is simply not found). */
-static pid_t *btids;
-static size_t nbtids, cbtids;
+ * that sigmask.c could not see): looked for at most once a second and at
+ * the final drain. A thread whose signals arrived since the last look is
+ * not blocking them, and one that has not run a period since cannot have
+ * missed one: only the others cost a read of their /proc status (tens of
+ * microseconds each, the largest part of a busy sampler's fixed cost).
+ * Read outside reg_lock (a thread exiting meanwhile is simply not found). */
+static pid_t *btids, *ctids;       /* blocking; looked at */
+static size_t nbtids, nctids, cbtids;
 static uint64_t last_bscan_ns;
+
+static bool scan_needed(recs__thread *t, bool final)
+{
+    uint64_t cpu = recs__thread_cpu_ns(t), period = atomic_load(&t->period_ns);
+    bool ran = cpu - t->scan_cpu >= (period ? period : 1);
+
+    if (!final && t->scan_signals) {
+        t->sig_blocked = false;
+        ran = false;
+    }
+    t->scan_signals = 0;
+    t->scan_cpu = cpu;
+    return final || ran;
+}
 
 static void scan_blocked(bool final)
 {
@@ -121,26 +138,30 @@ static void scan_blocked(bool final)
         n += t->in_session;
     if (n > cbtids) {
         pid_t *nb = realloc(btids, n * sizeof *nb);
-        if (nb) {
+        if (nb)
             btids = nb;
+        pid_t *nc = realloc(ctids, n * sizeof *nc);
+        if (nc)
+            ctids = nc;
+        if (nb && nc)
             cbtids = n;
-        }
     }
     /* Not the caller: it blocks signals around this very drain. */
     for (recs__thread *t = recs__g.threads; t && k < cbtids; t = t->next)
-        if (t->in_session && t->tid != self)
-            btids[k++] = t->tid;
+        if (t->in_session && t->tid != self && scan_needed(t, final))
+            ctids[k++] = t->tid;
     pthread_mutex_unlock(&recs__g.reg_lock);
+    nctids = k;
     nbtids = 0;
     for (size_t i = 0; i < k; i++)
-        if (recs__tid_blocks_signal(btids[i]))
-            btids[nbtids++] = btids[i];
+        if (recs__tid_blocks_signal(ctids[i]))
+            btids[nbtids++] = ctids[i];
 }
 
-static bool tid_blocked(pid_t tid)
+static bool tid_in(const pid_t *v, size_t n, pid_t tid)
 {
-    for (size_t i = 0; i < nbtids; i++)
-        if (btids[i] == tid)
+    for (size_t i = 0; i < n; i++)
+        if (v[i] == tid)
             return true;
     return false;
 }
@@ -153,8 +174,8 @@ static void collect(recs__thread *t, bool dead, bool final, bool scanned)
 
     if (!t->in_session)
         return;
-    if (!dead && scanned)
-        t->sig_blocked = tid_blocked(t->tid);
+    if (!dead && scanned && tid_in(ctids, nctids, t->tid))
+        t->sig_blocked = tid_in(btids, nbtids, t->tid);
     if (!(it = item_new()))
         return;
     it->slot_size = t->q.slot_size;
@@ -184,6 +205,9 @@ static void collect(recs__thread *t, bool dead, bool final, bool scanned)
         it->lost_n[i] = atomic_exchange(&t->lost[i].count, 0);
         it->lost_ns[i] = atomic_exchange(&t->lost[i].ns, 0);
     }
+    /* Signals that reached the handler (scan_blocked). */
+    t->scan_signals += it->nreq + it->lost_n[RECS_LOST_FULL] +
+                       it->lost_n[RECS_LOST_BUSY] + it->lost_n[RECS_LOST_UNSAFE];
     if (t->start_pending) {
         it->start = true;
         it->start_ns = t->start_ns;

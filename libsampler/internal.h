@@ -193,6 +193,10 @@ typedef struct recs__thread {
     uint64_t ref_checked_ns;       /* when the name was last read */
     uint64_t ref_every_ns;         /* and how long until the next read */
     char ref_name[16];
+
+    /* The look for a blocked signal (drain.c), under reg_lock: signals
+     * taken and the CPU clock since the last look. */
+    uint64_t scan_signals, scan_cpu;
 } recs__thread;
 
 /* The thread's own state, reached from the handler without a function call
