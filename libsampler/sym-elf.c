@@ -81,8 +81,17 @@ static void hex_build_id(Elf *elf, char *hex, size_t size)
         snprintf(hex + 2 * i, 3, "%02x", ((const unsigned char *)id)[i]);
 }
 
-/* Open path as a debug file for m: an ELF with DWARF and, when both carry
- * one, the same build-id (a stale debug file gives wrong lines). */
+/* A symbol table with entries (a debug file may hold only that). */
+static bool has_symtab(Elf *elf)
+{
+    GElf_Shdr sh;
+    Elf_Scn *scn = recs__elf_section(elf, ".symtab", &sh);
+    return scn && sh.sh_type == SHT_SYMTAB && sh.sh_size > sh.sh_entsize;
+}
+
+/* Open path as a debug file for m: an ELF with DWARF or a symbol table
+ * and, when both carry one, the same build-id (a stale debug file gives
+ * wrong names). */
 static bool try_debug_file(recs__module *m, const char *path)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -92,11 +101,13 @@ static bool try_debug_file(recs__module *m, const char *path)
     if (fd < 0)
         return false;
     elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-    if (elf && elf_kind(elf) == ELF_K_ELF && has_debug_info(elf)) {
+    if (elf && elf_kind(elf) == ELF_K_ELF &&
+        (has_debug_info(elf) || has_symtab(elf))) {
         hex_build_id(elf, id, sizeof id);
         if (!m->build_id[0] || !id[0] || !strcmp(id, m->build_id)) {
             m->dbg_fd = fd;
             m->dbg_elf = elf;
+            m->dbg_path = strdup(path);
             return true;
         }
     }
@@ -161,15 +172,15 @@ static void find_debug_file(recs__module *m)
             return;
 }
 
-bool recs__module_debug_file_may_exist(const recs__module *m, const char *link)
+const char *recs__module_debug_file_first(const recs__module *m,
+                                          const char *link, char *path,
+                                          size_t size)
 {
-    char path[4096];
-
     for (int i = 0; i < DEBUG_CANDIDATES; i++)
-        if (debug_candidate(m, link, i, path, sizeof path) &&
+        if (debug_candidate(m, link, i, path, size) &&
             access(path, F_OK) == 0)
-            return true;
-    return false;
+            return path;
+    return NULL;
 }
 
 int recs__module_load(recs__module *m)
@@ -256,6 +267,8 @@ void recs__module_unload(recs__module *m)
         close(m->dbg_fd);
     if (m->fd >= 0)
         close(m->fd);
+    free(m->dbg_path);
+    m->dbg_path = NULL;
     recs__module_free_syms(m);
     free(m->cus);
     free(m->fns);

@@ -45,6 +45,7 @@ typedef struct recs__module {
                                         could do without */
     int fd, dbg_fd;
     Elf *elf, *dbg_elf;
+    char *dbg_path;                  /* where dbg_elf was found */
     Elf *mini_elf;                   /* MiniDebugInfo (.gnu_debugdata) */
     unsigned char *mini_image;       /* its decompressed bytes */
     Dwarf *dwarf;                    /* from elf or the separate debug file */
@@ -88,7 +89,11 @@ void recs__module_unload(recs__module *m);
 const char *recs__module_debuglink(recs__module *m);
 /* Whether a file is at one of the places m's debug file is looked for
  * (LINK: its debuglink name, or NULL). */
-bool recs__module_debug_file_may_exist(const recs__module *m, const char *link);
+/* The first place of m's debug file (LINK: its debuglink name, or NULL)
+ * where a file exists now, into path; NULL if none. */
+const char *recs__module_debug_file_first(const recs__module *m,
+                                          const char *link, char *path,
+                                          size_t size);
 
 /* The section of elf with this name (its header in *shdr), or NULL. */
 Elf_Scn *recs__elf_section(Elf *elf, const char *name, GElf_Shdr *shdr);

@@ -23,7 +23,7 @@
 
 #include <lzma.h>
 
-#define SYM_MAGIC "RECSYM\0\2"
+#define SYM_MAGIC "RECSYM\0\3"
 #define SYM_EXT   "sym"
 
 /* Where a module's symbols come from (part of what a cached table must
@@ -33,7 +33,8 @@ enum { SRC_SYMTAB = 1, SRC_DEBUG = 2, SRC_MINI = 3, SRC_DYNSYM = 4 };
  * file held when the table was built. The names start with the file's
  * .gnu_debuglink name ("" if none: the places a debug file would be
  * found), then its identity (file_ident: copies of a module with one
- * build-id may be stripped differently), checked without opening it. */
+ * build-id may be stripped differently), checked without opening it, then
+ * the debug file's path and identity ("" and "" if none was used). */
 #define SYM_HAD_DWARF 0x100u        /* DWARF opened: lines and inlines */
 
 Elf_Scn *recs__elf_section(Elf *elf, const char *name, GElf_Shdr *shdr)
@@ -369,9 +370,45 @@ static void file_ident(const char *path, char *out, size_t size)
         recs__cache_file_ident(&st, out, size);
 }
 
+/* The next of the NUL-terminated strings that start the names (s, before
+ * end), or NULL. */
+static const char *next_str(const char *s, const char *end)
+{
+    if (!s || s >= end)
+        return NULL;
+    s += strlen(s) + 1;      /* the names end with a NUL: checked */
+    return s < end ? s : NULL;
+}
+
+/* Whether the files the cached table was built from are still the ones a
+ * load would read: the module's own, and the debug file found first (none,
+ * if none was used), each by its identity. A table built with DWARF is
+ * not enough: lines need the file. */
+static bool cached_files_unchanged(recs__module *m, const char *text,
+                                   const char *end, uint64_t what)
+{
+    const char *ident = next_str(text, end), *dbg = next_str(ident, end);
+    const char *dbg_ident = next_str(dbg, end), *first;
+    char now[RECS_FILE_IDENT_MAX], path[4096];
+
+    if ((what & SYM_HAD_DWARF) || !dbg_ident)
+        return false;
+    file_ident(m->path, now, sizeof now);
+    if (!now[0] || strcmp(now, ident))
+        return false;
+    first = recs__module_debug_file_first(m, text[0] ? text : NULL, path,
+                                          sizeof path);
+    if ((what & 0xff) != SRC_DEBUG)
+        return !first && !dbg[0];
+    if (!first || strcmp(first, dbg))
+        return false;
+    file_ident(first, now, sizeof now);
+    return now[0] && !strcmp(now, dbg_ident);
+}
+
 /* The table of m from the shared cache, if it holds one of source SRC; or
- * with SRC < 0, without the module's file: if the cache says the file had
- * no DWARF and no debug file was found, and none is there now. */
+ * with SRC < 0, without the module's file: if it had no DWARF that was
+ * opened, and the files it was built from are unchanged. */
 static bool from_cache(recs__module *m, int src)
 {
     const recs_cache_header *h;
@@ -391,18 +428,8 @@ static bool from_cache(recs__module *m, int src)
         goto bad;
     if (src >= 0 && (what & 0xff) != (uint64_t)src)
         goto bad;
-    if (src < 0) {
-        /* names holds at least link, ident and the empty name. */
-        const char *ident = text + strlen(text) + 1, *end = text + names;
-        char now[RECS_FILE_IDENT_MAX];
-        if ((what & 0xff) == SRC_DEBUG || (what & SYM_HAD_DWARF) ||
-            ident >= end || !memchr(ident, '\0', (size_t)(end - ident)))
-            goto bad;
-        file_ident(m->path, now, sizeof now);
-        if (!now[0] || strcmp(now, ident) ||
-            recs__module_debug_file_may_exist(m, text[0] ? text : NULL))
-            goto bad;
-    }
+    if (src < 0 && !cached_files_unchanged(m, text, text + names, what))
+        goto bad;
     for (uint64_t i = 0; i < n; i++)
         if (v[i].name >= names || (i && v[i].addr < v[i - 1].addr))
             goto bad;
@@ -427,14 +454,20 @@ bool recs__module_load_cached(recs__module *m)
 static int finish(recs__module *m, struct symbuild *b, int src)
 {
     const char *link = m->image ? NULL : recs__module_debuglink(m);
-    char ident[RECS_FILE_IDENT_MAX];
-    size_t llen = link ? strlen(link) + 1 : 1, ilen, names;
+    const char *dbg = m->dbg_path && src == SRC_DEBUG ? m->dbg_path : "";
+    char ident[RECS_FILE_IDENT_MAX], dbg_ident[RECS_FILE_IDENT_MAX];
+    size_t llen = link ? strlen(link) + 1 : 1, ilen, dlen, dilen, names;
     struct recs__sym *v;
     char *text;
 
     file_ident(m->path, ident, sizeof ident);
+    dbg_ident[0] = '\0';
+    if (dbg[0])
+        file_ident(dbg, dbg_ident, sizeof dbg_ident);
     ilen = strlen(ident) + 1;
-    names = llen + ilen;
+    dlen = strlen(dbg) + 1;
+    dilen = strlen(dbg_ident) + 1;
+    names = llen + ilen + dlen + dilen;
     for (size_t i = 0; i < b->n; i++)
         names += strlen(b->v[i].name) + 1;
     if (!(v = malloc((b->n ? b->n : 1) * sizeof *v + names)))
@@ -442,7 +475,9 @@ static int finish(recs__module *m, struct symbuild *b, int src)
     text = (char *)(v + (b->n ? b->n : 1));
     memcpy(text, link ? link : "", llen);
     memcpy(text + llen, ident, ilen);
-    names = llen + ilen;
+    memcpy(text + llen + ilen, dbg, dlen);
+    memcpy(text + llen + ilen + dlen, dbg_ident, dilen);
+    names = llen + ilen + dlen + dilen;
     for (size_t i = 0; i < b->n; i++) {
         size_t len = strlen(b->v[i].name) + 1;
         memcpy(text + names, b->v[i].name, len);
