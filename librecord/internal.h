@@ -210,6 +210,8 @@ struct rec_writer {
     unsigned zprobe, zmode;    /* which lz4 entry point compresses better */
     unsigned char *zbuf;
     size_t zcap;
+    unsigned char *obuf;     /* blocks staged for one write (write_block) */
+    size_t olen, ocap;
     unsigned char *pbuf;       /* POOL block assembly */
     size_t pcap;
     _Atomic uint64_t bytes;

@@ -167,6 +167,31 @@ static int compress(rec_writer *w, const unsigned char *src, size_t len)
     return a;
 }
 
+/* The blocks of one flush go out in one write (each system call on a
+ * journalling file system updates the inode: most of a flush's cost), at
+ * most STAGE_MAX bytes at a time. Nothing points to them until the chunk
+ * header is committed after them. */
+#define STAGE_MAX (1u << 20)
+
+static int write_staged(rec_writer *w)
+{
+    if (!w->olen || w->error) {
+        w->olen = 0;
+        return w->error;
+    }
+    struct iovec iov = { w->obuf, w->olen };
+    int rc = pwrite_all(w, &iov, 1, w->file_off);
+    if (rc) {
+        w->olen = 0;
+        return rc;
+    }
+    w->file_off += w->olen;
+    atomic_fetch_add_explicit(&w->bytes, w->olen, memory_order_relaxed);
+    w->olen = 0;
+    return 0;
+}
+
+/* Stage one block (write_staged writes it). */
 static int write_block(rec_writer *w, unsigned kind, const unsigned char *data, size_t len)
 {
     if (w->error)
@@ -195,12 +220,34 @@ static int write_block(rec_writer *w, unsigned kind, const unsigned char *data, 
     put_le32(h + REC_BH_RAW, (uint32_t)len);
     uint32_t crc = rec__crc32c(0, h, REC_BH_CRC);
     put_le32(h + REC_BH_CRC, rec__crc32c(crc, payload, stored));
-    struct iovec iov[2] = { { h, sizeof h }, { (void *)payload, stored } };
-    int rc = pwrite_all(w, iov, 2, w->file_off);
-    if (rc)
-        return rc;
-    w->file_off += sizeof h + stored;
-    atomic_fetch_add_explicit(&w->bytes, sizeof h + stored, memory_order_relaxed);
+    if (w->olen && w->olen + sizeof h + stored > STAGE_MAX) {
+        int rc = write_staged(w);
+        if (rc)
+            return rc;
+    }
+    if (w->olen + sizeof h + stored > w->ocap) {
+        size_t c = w->ocap ? w->ocap : 16384;
+        while (c < w->olen + sizeof h + stored)
+            c *= 2;
+        unsigned char *o = realloc(w->obuf, c);
+        if (!o) {
+            /* Written alone instead. */
+            int rc = write_staged(w);
+            struct iovec iov[2] = { { h, sizeof h }, { (void *)payload, stored } };
+            if (!rc)
+                rc = pwrite_all(w, iov, 2, w->file_off);
+            if (rc)
+                return rc;
+            w->file_off += sizeof h + stored;
+            atomic_fetch_add_explicit(&w->bytes, sizeof h + stored, memory_order_relaxed);
+            return 0;
+        }
+        w->obuf = o;
+        w->ocap = c;
+    }
+    memcpy(w->obuf + w->olen, h, sizeof h);
+    memcpy(w->obuf + w->olen + sizeof h, payload, stored);
+    w->olen += sizeof h + stored;
     return 0;
 }
 
@@ -271,7 +318,8 @@ static int chunk_start(rec_writer *w)
         return rc;
     atomic_fetch_add_explicit(&w->bytes, sizeof h, memory_order_relaxed);
     w->chunk_open = true;
-    if ((rc = write_block(w, REC_BLOCK_METADATA, rec__metadata, rec__metadata_len)))
+    if ((rc = write_block(w, REC_BLOCK_METADATA, rec__metadata, rec__metadata_len)) ||
+        (rc = write_staged(w)))
         return rc;
     return commit_header(w, REC_STATE_OPEN, 0);
 }
@@ -367,6 +415,8 @@ static int write_batch(rec_writer *w, struct batch *bt)
     int rc = write_pool_blocks(w, bt);
     for (struct rec__buf *b = bt->head; b && !rc; b = b->next)
         rc = write_block(w, REC_BLOCK_EVENTS, b->data, b->len);
+    int r2 = write_staged(w);
+    rc = rc ? rc : r2;
     free(bt->pending);
     pthread_mutex_lock(&w->hlock);
     for (struct rec__buf *b = bt->head, *n; b; b = n) {
@@ -493,6 +543,7 @@ static void writer_free(rec_writer *w)
     rec__pools_free(w);
     free(w->pending);
     free(w->zbuf);
+    free(w->obuf);
     free(w->pbuf);
     free(w->lz4);
     pthread_mutex_destroy(&w->wlock);
