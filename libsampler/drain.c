@@ -110,18 +110,22 @@ static pid_t *btids, *ctids;       /* blocking; looked at */
 static size_t nbtids, nctids, cbtids;
 static uint64_t last_bscan_ns;
 
+/* Whether t's status must be read (reg_lock held). A thread believed
+ * blocking is read again, so that a look that caught it inside a short
+ * block does not stay. */
 static bool scan_needed(recs__thread *t, bool final)
 {
     uint64_t cpu = recs__thread_cpu_ns(t), period = atomic_load(&t->period_ns);
     bool ran = cpu - t->scan_cpu >= (period ? period : 1);
+    bool took = t->scan_signals != 0;
 
-    if (!final && t->scan_signals) {
-        t->sig_blocked = false;
-        ran = false;
-    }
     t->scan_signals = 0;
     t->scan_cpu = cpu;
-    return final || ran;
+    if (final)
+        return true;
+    if (took)
+        t->sig_blocked = false;
+    return !took && (ran || t->sig_blocked);
 }
 
 static void scan_blocked(bool final)
@@ -147,9 +151,14 @@ static void scan_blocked(bool final)
             cbtids = n;
     }
     /* Not the caller: it blocks signals around this very drain. */
-    for (recs__thread *t = recs__g.threads; t && k < cbtids; t = t->next)
-        if (t->in_session && t->tid != self && scan_needed(t, final))
+    for (recs__thread *t = recs__g.threads; t && k < cbtids; t = t->next) {
+        if (!t->in_session)
+            continue;
+        if (t->tid == self)
+            t->sig_blocked = false;
+        else if (scan_needed(t, final))
             ctids[k++] = t->tid;
+    }
     pthread_mutex_unlock(&recs__g.reg_lock);
     nctids = k;
     nbtids = 0;
