@@ -87,7 +87,8 @@
  * wake-up costs it ~20 us of CPU (scheduler, futex, timer, IRQ time
  * charged to it) whatever it finds, and a flush ~35 us more, much more
  * than a sample. The queues hold the signals of RECS_BUSY_MAX_NS twice
- * over, within RECS_THREAD_BYTES. A handler that fills half of a queue,
+ * over where RECS_THREAD_BYTES allows (at 10 ms and 64 frames, 92 slots:
+ * 0.92 s). A handler that fills half of a queue,
  * and a thread exit that leaves RECS_DEAD_WAKE threads to free, wake it
  * sooner. */
 #ifndef RECS_DRAIN_MAX_NS
@@ -98,8 +99,11 @@
  * default (no flush interval asked for: flush_auto), a wake-up that found
  * samples is followed by another that flushes what it finds, timed so that
  * it should find about RECS_BUSY_BATCH items at the rate just seen, between
- * RECS_BUSY_NS and RECS_BUSY_MAX_NS later: near 1 us of wake-up and flush
- * per sample at any rate (bench/sampler-selfcost.sh). A SIGKILL then costs
+ * RECS_BUSY_NS and RECS_BUSY_MAX_NS later. A wake-up and its flush cost
+ * 30 to 60 us (the futex, the writes' inode updates): spread over 64
+ * samples, or over the 50 a thread sampled every 10 ms takes in
+ * RECS_BUSY_MAX_NS, about 1 us each (bench/sampler-selfcost.sh; at 250 ms
+ * such a thread paid 2). A SIGKILL then costs
  * each busy thread up to RECS_BUSY_MAX_NS of samples, which rec-start
  * counts lost when it seals the recording. A Go program, which always
  * ends that way (a raw exit_group), naps at most 1/RECS_GO_AGE_PART of
@@ -111,7 +115,7 @@
 #ifndef RECS_BUSY_NS
 #define RECS_BUSY_NS         10000000ull
 #endif
-#define RECS_BUSY_MAX_NS     250000000ull
+#define RECS_BUSY_MAX_NS     500000000ull
 #define RECS_BUSY_BATCH      64
 #define RECS_GO_AGE_PART     32
 /* With the default cadence, each wake-up in a row that finds nothing

@@ -646,6 +646,10 @@ int recs__stop(bool from_sampler, bool bounded)
         }
         recs__g.sampler_started = false;
     }
+    /* A handler replaced since the sampler thread last looked (a short
+     * program, a long nap): said now. */
+    if (!recs__g.hijacked && recs__handler_replaced())
+        recs__g.hijacked = true;
     /* Stop the timers first, handlers still enqueueing, so that signals
      * already pending are recorded. */
     if (!lock_until(&recs__g.reg_lock, bounded, deadline)) {
