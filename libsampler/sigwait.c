@@ -79,7 +79,7 @@ static bool swallow(const siginfo_t *si)
         /* A thread that blocks it for real takes it only here. */
         recs__thread_add_lost(t, t->sig_blocked ? RECS_LOST_BLOCKED
                                                 : RECS_LOST_UNSAFE,
-                              n, n * period);
+                              1, n * period);
     }
     atomic_fetch_sub(&recs__g.inflight, 1);
     return true;

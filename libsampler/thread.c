@@ -455,9 +455,11 @@ static void collect_pending(recs__thread *t)
         if (!recs__signal_ours(&si) || !(n = recs__signal_periods(t, &si)))
             continue;
         atomic_fetch_add_explicit(&t->expiries, n, memory_order_relaxed);
+        /* One lost sample per signal, as the handler counts them; its
+         * periods are in the time. */
         recs__thread_add_lost(t, t->sig_blocked ? RECS_LOST_BLOCKED
                                                 : RECS_LOST_UNSAFE,
-                              n, n * period);
+                              1, n * period);
     }
 }
 
