@@ -4,6 +4,11 @@
 #include <config.h>
 #include "fpwalk.h"
 
+#include <errno.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
 /* Signal-safe. */
 RECS_NO_SANITIZE unsigned recs__fp_walk(uint64_t fp, uint64_t lo, uint64_t hi,
                       uint64_t *out, unsigned max, bool *truncated)
@@ -29,4 +34,65 @@ RECS_NO_SANITIZE unsigned recs__fp_walk(uint64_t fp, uint64_t lo, uint64_t hi,
         fp = next;
     }
     return n;
+}
+
+/* Words read at a time: on the signal stack (a Go thread's is 32 KiB). */
+#define CHUNK_WORDS 128
+
+/* Signal-safe. Up to n words at addr into dst; the words read (a fault
+ * stops the copy), or -1 if the kernel refuses. */
+static long read_self(uint64_t *dst, uint64_t addr, unsigned n)
+{
+    struct iovec local = { dst, (size_t)n * 8 };
+    struct iovec remote = { (void *)(uintptr_t)addr, (size_t)n * 8 };
+    long r = syscall(SYS_process_vm_readv, (long)syscall(SYS_getpid), &local,
+                     1L, &remote, 1L, 0L);
+
+    if (r < 0)
+        return errno == EFAULT || errno == ESRCH ? 0 : -1;
+    return r / 8;
+}
+
+/* Signal-safe. */
+int recs__fp_walk_foreign(uint64_t fp, uint64_t sp, uint64_t *out,
+                          unsigned max, bool *truncated, uint64_t *window,
+                          unsigned nwindow, unsigned *got)
+{
+    uint64_t buf[CHUNK_WORDS], base = sp;
+    long len;
+    unsigned n = 0, reads = 1;
+
+    *truncated = false;
+    *got = 0;
+    if (sp & 7)
+        return 0;
+    if ((len = read_self(buf, sp, CHUNK_WORDS)) < 0)
+        return -1;
+    for (unsigned i = 0; i < nwindow && i < (unsigned)len; i++)
+        window[(*got)++] = buf[i];
+    while (fp && (fp & 7) == 0 && fp >= base) {
+        uint64_t next, ret;
+        if (len < 2 || fp - base > (uint64_t)(len - 2) * 8) {
+            /* The frame lies beyond what was read: read from it. */
+            if (reads == RECS_FOREIGN_READS)
+                break;
+            reads++;
+            base = fp;
+            if ((len = read_self(buf, base, CHUNK_WORDS)) < 2)
+                break;
+        }
+        next = buf[(fp - base) / 8];
+        ret = buf[(fp - base) / 8 + 1];
+        if (ret == 0)
+            break;
+        if (n == max) {
+            *truncated = true;
+            break;
+        }
+        out[n++] = ret;
+        if (next <= fp)
+            break;
+        fp = next;
+    }
+    return (int)n;
 }

@@ -45,6 +45,20 @@ __attribute__((visibility("hidden")))
 unsigned recs__fp_walk(uint64_t fp, uint64_t lo, uint64_t hi,
                       uint64_t *out, unsigned max, bool *truncated);
 
+/* Signal-safe. The same walk on a stack whose bounds are not known (a
+ * goroutine's, a coroutine's): memory is read through the kernel
+ * (process_vm_readv on this process), in chunks from sp and then from the
+ * frame the chain reaches, so an unmapped page ends the walk instead of
+ * faulting. At most RECS_FOREIGN_READS reads. The first words from sp go
+ * to window (up to nwindow words; *got: how many were read). Returns the
+ * number of return addresses written; -1 if the kernel refuses the read
+ * (a seccomp filter, an old kernel). */
+#define RECS_FOREIGN_READS 8
+__attribute__((visibility("hidden")))
+int recs__fp_walk_foreign(uint64_t fp, uint64_t sp, uint64_t *out,
+                          unsigned max, bool *truncated, uint64_t *window,
+                          unsigned nwindow, unsigned *got);
+
 /* Signal-safe. True if [addr, addr + len) lies inside [lo, hi). */
 static inline bool recs__in_stack(uint64_t addr, uint64_t len,
                                  uint64_t lo, uint64_t hi)

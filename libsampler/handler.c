@@ -246,10 +246,29 @@ RECS_NO_SANITIZE static void fill_request(recs__thread *t, recs__request *r, con
     }
     /* On another stack (a goroutine's, a coroutine's, a handler's on its
      * sigaltstack) the bounds recorded at registration do not apply and
-     * nothing there is known to be mapped: the leaf only, from the
-     * registers, marked truncated. */
+     * nothing there is known to be mapped: its frame-pointer chain (Go
+     * keeps one in all its code) read through the kernel, each return
+     * address in known code; the leaf only, marked truncated, where the
+     * kernel refuses. */
     if (!recs__in_stack(r->sp, 8, lo, hi)) {
-        r->flags |= RECS_REQ_TRUNCATED;
+        unsigned got = 0;
+        int n = recs__fp_walk_foreign(r->fp, r->sp, r->frames, t->q.depth,
+                                      &truncated, r->window,
+                                      recs__g.cfg.fp_walker ? RECS_WINDOW_WORDS : 0,
+                                      &got);
+        if (n < 0) {
+            r->flags |= RECS_REQ_TRUNCATED;
+            return;
+        }
+        r->nwindow = (uint16_t)got;
+        r->nframes = (uint16_t)recs__uw_keep_code(recs__uw_current(), r->frames,
+                                                  (unsigned)n);
+        if ((unsigned)n > r->nframes || truncated)
+            r->flags |= RECS_REQ_TRUNCATED;
+        /* The window feeds the frame-pointer mode's leaf correction; the
+         * CFI mode has no table for such code. */
+        if (!recs__g.cfg.fp_walker)
+            r->flags |= RECS_REQ_COMPLETE;
         return;
     }
     if (recs__g.cfg.fp_walker) {

@@ -597,7 +597,7 @@ done
 # from the standard library only, offline, into the build directory.
 GO_SRC=$(cd "$(dirname "$0")" && pwd)/hazards/go
 if ! command -v go >/dev/null 2>&1; then
-    for c in cgo cgo-pie cgo-rtsig own; do ok "Go $c # SKIP go not installed"; done
+    for c in cgo cgo-pie cgo-rtsig own stacks; do ok "Go $c # SKIP go not installed"; done
 else
     mkdir -p "$T/gosrc" "$B/tests/go-cache"
     cp "$GO_SRC/main.go" "$GO_SRC/go.mod" "$T/gosrc/"
@@ -635,11 +635,23 @@ else
             check_eval "Go: samples charged to rec's own code $nown of $nleaf (at most 1%)" \
                 '[ $rc = 0 ] && [ "$nleaf" -ge 100 ] && [ $((nown * 100)) -le "$nleaf" ]' ||
                 sort "$T/go-own.leaves" | uniq -c | sort -rn | diag_file /dev/stdin 10
+            # Goroutines run on stacks of their own: walked by their frame
+            # pointers, down to the goroutine's root.
+            "$B/tools/rec-dump" --ndjson --events CPUTimeSample --stack-depth 0 \
+                "$T/go-own.rec" 2>/dev/null |
+                jq -r 'select(.stackTrace.frames[0].function == "main.goBurn") |
+                       [.stackTrace.frames[].function] | join(" ")' >"$T/go-own.stacks"
+            nburn=$(wc -l <"$T/go-own.stacks")
+            nfull=$(grep -c '^main[.]goBurn main[.]main[.]func1 .*runtime[.]goexit$' "$T/go-own.stacks")
+            check_eval "Go: goroutine stacks walked to runtime.goexit in $nfull of $nburn samples in main.goBurn (at least 95%)" \
+                '[ "$nburn" -ge 50 ] && [ $((nfull * 100)) -ge $((nburn * 95)) ]' ||
+                sort "$T/go-own.stacks" | uniq -c | sort -rn | diag_file /dev/stdin 10
         else
             ok 0 "Go: samples charged to rec's own code # SKIP jq not installed"
+            ok 0 "Go: goroutine stacks # SKIP jq not installed"
         fi
     else
-        for c in cgo cgo-pie cgo-rtsig own; do ok "Go $c # SKIP go build failed"; done
+        for c in cgo cgo-pie cgo-rtsig own stacks; do ok "Go $c # SKIP go build failed"; done
         diag_file "$T/gobuild.log" 40
     fi
 fi

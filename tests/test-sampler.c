@@ -10,6 +10,8 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "tap.h"
 #include "../libsampler/throttle.h"
@@ -271,6 +273,57 @@ static void test_fpwalk_real(void)
            "first return address lies in the caller");
 }
 
+/* A stack whose bounds are unknown: read through the kernel, across
+ * chunks, and into an unmapped page without a fault. */
+static void test_fpwalk_foreign(void)
+{
+    long pg = sysconf(_SC_PAGESIZE);
+    unsigned char *m = mmap(NULL, 3 * (size_t)pg, PROT_READ | PROT_WRITE,
+                            MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    uint64_t out[16], win[4];
+    unsigned got;
+    bool trunc;
+    int n;
+
+    if (m == MAP_FAILED) {
+        tap_ok(0, "mmap");
+        return;
+    }
+    uint64_t base = (uint64_t)(uintptr_t)m;
+#define FFRAME(off, next, ret) \
+    do { ((uint64_t *)(uintptr_t)(base + (off)))[0] = (next); \
+         ((uint64_t *)(uintptr_t)(base + (off)))[1] = (ret); } while (0)
+    /* sp at 64; frames at 128, 3000 (beyond the first 1 KiB read), then
+     * 2 * pg - 16 (its return address word on the next page). */
+    ((uint64_t *)(uintptr_t)(base + 64))[0] = 0x77;
+    FFRAME(128, base + 3000 / 8 * 8, 0x1111);
+    FFRAME(3000 / 8 * 8, base + 2 * (uint64_t)pg - 16, 0x2222);
+    FFRAME(2 * pg - 16, 0, 0x3333);
+    n = recs__fp_walk_foreign(base + 128, base + 64, out, 16, &trunc, win, 4, &got);
+    tap_ok(n == 3 && out[0] == 0x1111 && out[1] == 0x2222 && out[2] == 0x3333 &&
+           !trunc && got == 4 && win[0] == 0x77,
+           "foreign stack: a chain across reads, the window from sp (%d frames)", n);
+    n = recs__fp_walk_foreign(base + 128, base + 64, out, 2, &trunc, win, 0, &got);
+    tap_ok(n == 2 && trunc && got == 0, "foreign stack: depth limit truncates");
+    /* The last frame's return address on a page that is gone. */
+    munmap(m + 2 * pg, (size_t)pg);
+    FFRAME(2 * pg - 16, base + 2 * (uint64_t)pg + 64, 0x3333);
+    n = recs__fp_walk_foreign(base + 128, base + 64, out, 16, &trunc, win, 0, &got);
+    tap_ok(n == 3, "foreign stack: a frame on an unmapped page ends the walk, no fault (%d)", n);
+    FFRAME(2 * pg - 16, base + 2 * (uint64_t)pg + 8, 0x3333);
+    FFRAME(3000 / 8 * 8, base + 2 * (uint64_t)pg - 8, 0x2222);   /* straddles */
+    n = recs__fp_walk_foreign(base + 128, base + 64, out, 16, &trunc, win, 0, &got);
+    tap_ok(n == 2, "foreign stack: a frame straddling an unmapped page is not read (%d)", n);
+    FFRAME(3000 / 8 * 8, base + 128, 0x2222);                  /* goes down */
+    n = recs__fp_walk_foreign(base + 128, base + 64, out, 16, &trunc, win, 0, &got);
+    tap_ok(n == 2, "foreign stack: a chain going down stops");
+    n = recs__fp_walk_foreign(base + 2 * (uint64_t)pg + 16, base + 2 * (uint64_t)pg,
+                              out, 16, &trunc, win, 4, &got);
+    tap_ok(n == 0 && got == 0, "foreign stack: sp on an unmapped page: nothing read");
+#undef FFRAME
+    munmap(m, 2 * (size_t)pg);
+}
+
 int main(void)
 {
     test_durations();
@@ -280,5 +333,6 @@ int main(void)
     test_queue_stress();
     test_fpwalk();
     test_fpwalk_real();
+    test_fpwalk_foreign();
     return tap_done();
 }
