@@ -16,6 +16,7 @@
 #include "internal.h"
 #include "symbols.h"
 #include "format.h"
+#include "unwind.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -119,7 +120,7 @@ static bool in_exec(uint64_t pc)
 {
     uint64_t now;
 
-    if (recs__symbols_is_executable(recs__g.sym, pc))
+    if (recs__symbols_is_executable(recs__g.sym, pc) || recs__uw_in_jit(pc))
         return true;
     /* Perhaps a library loaded since the last scan. */
     now = recs__now_ns();

@@ -634,6 +634,23 @@ static const char *start_name(recs__symbols *s, const recs__module *m,
     return buf;
 }
 
+/* Code of no module (JIT code): named from the runtime's perf map. Both
+ * weak: the symbolizer is also linked without the unwinder. */
+extern bool recs__uw_in_jit(uint64_t pc) __attribute__((weak));
+extern const char *recs__jit_lookup(uint64_t pc, bool *provisional)
+    __attribute__((weak));
+
+static int jit_frame(recs__symbols *s, uint64_t addr, rec_id *id)
+{
+    const char *name = recs__jit_lookup ? recs__jit_lookup(addr, &s->retry) : NULL;
+    rec_id mod = 0;
+    int rc = rec_intern_cstr(s->w, "[jit]", &mod);
+
+    if (rc < 0)
+        return rc;
+    return intern_frame(s, name ? name : "[jit]", mod, addr, NULL, 0, false, id);
+}
+
 /* Frames for addr (lock held). A return address that follows no symbol
  * but precedes one is the signal trampoline's (glibc puts a nop before
  * __restore_rt for the pc - 1 lookup): named by the next symbol. */
@@ -648,6 +665,8 @@ static int resolve(recs__symbols *s, recs__module *m, uint64_t addr,
     int rc;
 
     *n = 0;
+    if (!m && recs__uw_in_jit && recs__uw_in_jit(addr))
+        return jit_frame(s, addr, &ids[(*n)++]);
     if (!m)
         return intern_frame(s, NULL, 0, addr, NULL, 0, false, &ids[(*n)++]);
     vaddr = addr - m->bias;

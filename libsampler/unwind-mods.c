@@ -30,6 +30,7 @@
 #include "symbols.h"
 #include "cache.h"
 #include "dwload.h"
+#include "jit.h"
 
 #include <fcntl.h>
 #include <gelf.h>
@@ -56,6 +57,18 @@ struct umod {
 };
 
 static pthread_mutex_t uw_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Executable mappings of no file (JIT code): segments without a table,
+ * where the walk takes the frame-pointer rule and return addresses count
+ * as code. Read from /proc/self/maps when a walk met a pc outside every
+ * segment (uw_unknown), at most once a second (a JVM maps thousands of
+ * areas). */
+#define MAX_JIT 256
+#define JIT_SCAN_NS 1000000000ull
+static recs__jit_range jit[MAX_JIT];
+static size_t njit;
+static _Atomic int uw_unknown;
+static uint64_t jit_scan_ns;
 static _Atomic(recs_uw_set *) uw_set;
 static _Atomic int uw_stale;
 static struct umod *mods;
@@ -380,6 +393,7 @@ static recs_uw_set *new_set(void)
 
     for (size_t i = 0; i < nmods; i++)
         total += mods[i].nseg;
+    total += njit;
     off_serial = sizeof *set + total * sizeof set->segs[0];
     off_want = off_serial + nmods * sizeof *serial;
     bytes = off_want + nmods + 1;
@@ -400,8 +414,47 @@ static recs_uw_set *new_set(void)
             g->pending = !mods[i].built;
         }
     }
+    for (size_t i = 0; i < njit; i++) {
+        recs_uw_seg *g = &set->segs[set->n++];
+        memset(g, 0, sizeof *g);
+        g->lo = jit[i].lo;
+        g->hi = jit[i].hi;
+        g->mod = RECS_UW_JIT;
+    }
     qsort(set->segs, set->n, sizeof set->segs[0], cmp_seg);
     return set;
+}
+
+/* The JIT ranges now: those of /proc/self/maps that no module's segment
+ * overlaps (a module's file replaced on disk shows as deleted). */
+static void jit_scan(void)
+{
+    recs__jit_range v[MAX_JIT];
+    size_t n = recs__jit_ranges(v, MAX_JIT), k = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        bool mod = false;
+        for (size_t j = 0; j < nmods && !mod; j++)
+            for (unsigned g = 0; g < mods[j].nseg && !mod; g++)
+                mod = v[i].lo < mods[j].segs[g].hi && mods[j].segs[g].lo < v[i].hi;
+        if (!mod)
+            jit[k++] = v[i];
+    }
+    njit = k;
+    stats.jit_ranges = njit;
+}
+
+/* Whether pc lies in code of no module that a scan found (JIT code). */
+bool recs__uw_in_jit(uint64_t pc)
+{
+    const recs_uw_seg *seg;
+    bool r;
+
+    pthread_mutex_lock(&uw_lock);
+    seg = recs__uw_find(atomic_load(&uw_set), pc);
+    r = seg && seg->mod == RECS_UW_JIT;
+    pthread_mutex_unlock(&uw_lock);
+    return r;
 }
 
 static int refresh(bool all)
@@ -438,6 +491,12 @@ static int refresh(bool all)
     }
     nmods = n;
     stats.modules = nmods;
+    if (atomic_load(&uw_unknown) &&
+        recs__now_ns() - jit_scan_ns >= JIT_SCAN_NS) {
+        atomic_store(&uw_unknown, 0);
+        jit_scan_ns = recs__now_ns();
+        jit_scan();
+    }
     if (!(set = new_set())) {
         pthread_mutex_unlock(&uw_lock);
         return REC_ENOMEM;
@@ -512,6 +571,9 @@ void recs__uw_abandon(void)
 
     atomic_store(&uw_set, NULL);
     atomic_store(&uw_stale, 0);
+    atomic_store(&uw_unknown, 0);
+    njit = 0;
+    jit_scan_ns = 0;
     memcpy(&uw_lock, &fresh, sizeof fresh);
     mods = NULL;
     nmods = capmods = 0;
@@ -622,8 +684,10 @@ unsigned recs__uw_stack(bool cfi, uint64_t pc, uint64_t sp, uint64_t fp,
     unsigned n;
 
     *early = false;
-    if (set && !recs__uw_find(set, pc))
+    if (set && !recs__uw_find(set, pc)) {
+        atomic_store(&uw_unknown, 1);
         recs__uw_mark_stale();
+    }
     if (cfi) {
         n = recs__uw_walk(set, pc, sp, fp, bx, lo, hi, out, max, truncated,
                           &root, early);

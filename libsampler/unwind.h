@@ -120,9 +120,12 @@ typedef struct recs_uw_seg {
     uint64_t lo, hi;
     uint64_t bias;                 /* runtime - ELF vaddr */
     const recs_uw_table *tab;      /* NULL: no CFI, or not built yet */
-    uint32_t mod;                  /* its module's index in want[] */
+    uint32_t mod;                  /* its module's index in want[], or
+                                      RECS_UW_JIT: code of no module */
     uint32_t pending;              /* 1: the table is not built yet */
 } recs_uw_seg;
+
+#define RECS_UW_JIT UINT32_MAX
 
 /* Tables are built lazily, on the sampler thread: a walk that meets a
  * module whose table is pending sets its want[] flag and ends there (its
@@ -193,6 +196,9 @@ const recs_uw_seg *recs__uw_find(const recs_uw_set *set, uint64_t pc);
  * its module (the module's load bias subtracted): 1 found, 0 no FDE covers
  * pc, -1 pc lies in no module of the current set (not scanned yet). */
 int recs__uw_symbolic_start(uint64_t pc, uint64_t *vaddr);
+/* Whether pc lies in an executable mapping of no file that the last scan
+ * found (JIT code). */
+bool recs__uw_in_jit(uint64_t pc);
 /* Table figures for benchmarks: modules, rows, bytes, build time;
  * modules whose table is pending, tables taken from the shared cache and
  * tables stored there. */
@@ -200,6 +206,7 @@ typedef struct recs_uw_stats {
     size_t modules, tables, rows, bytes;
     uint64_t build_ns;
     size_t pending, cached, stored;
+    size_t jit_ranges;             /* executable mappings of no file */
 } recs_uw_stats;
 void recs__uw_get_stats(recs_uw_stats *st);
 

@@ -19,10 +19,10 @@ build_pkgs=(build-essential autoconf automake libtool pkg-config
 # Tests: jq checks rec-dump's NDJSON; time gives bench and tests max RSS.
 test_pkgs=(jq time cppcheck shellcheck)
 # Heavy, test-only: headless browser (rec-cpu and rec-flame pages), the
-# real consumers of the export formats (go tool pprof, jfr) and a JSON
-# Schema validator.
+# real consumers of the export formats (go tool pprof, jfr), a JSON
+# Schema validator, and node (stacks through JIT code, with Java's).
 heavy_pkgs=(chromium fonts-dejavu-core golang-go openjdk-17-jdk-headless
-            python3-jsonschema)
+            nodejs python3-jsonschema)
 
 minimal=${REC_DEPS_MINIMAL:-0}
 for arg in "$@"; do

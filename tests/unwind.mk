@@ -53,6 +53,10 @@ tests_workloads_libunwdf_la_LDFLAGS = -module -avoid-version -rpath /nowhere
 
 TESTS += tests/test-unwind-table tests/test-unwind-cache tests/test-unwind.sh tests/test-debug-dir.sh
 dist_check_SCRIPTS += tests/test-unwind.sh tests/test-debug-dir.sh
+# Stacks through JIT code: node and Java (tests/runtimes/).
+TESTS += tests/test-runtimes.sh
+dist_check_SCRIPTS += tests/test-runtimes.sh
+EXTRA_DIST += tests/runtimes/hot.js tests/runtimes/Hot.java
 # The readers' --debug-dir on a recording of libunws (tests/mkgolden).
 EXTRA_DIST += tests/data/debug-dir/dump-names.txt \
 	tests/data/debug-dir/collapsed.txt tests/data/debug-dir/cpu-hot.txt

@@ -1,0 +1,212 @@
+/*
+ * libsampler/jit.c - code outside every module: the executable mappings
+ * of no file (JIT code caches, memfd code), for the walk's frame-pointer
+ * rule, and the names JIT runtimes write for it in perf map files
+ * (/tmp/perf-PID.map: "START SIZE name" per line, hexadecimal, appended as
+ * code is made: node --perf-basic-prof, the JVM's jcmd Compiler.perfmap,
+ * Python 3.12's -X perf). Sampler thread only.
+ */
+#include <config.h>
+#include "jit.h"
+
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+/* An executable mapping that no file backs, as /proc/self/maps names it:
+ * no path, an [anon:...] name (prctl PR_SET_VMA), a memfd, or a file
+ * deleted since. Not the kernel's own ([vdso], [vsyscall], [uprobes]). */
+static bool jit_path(const char *p)
+{
+    size_t n = strlen(p);
+
+    if (!*p || !strncmp(p, "[anon", 5) || !strncmp(p, "/memfd:", 7))
+        return true;
+    return n > 10 && !strcmp(p + n - 10, " (deleted)");
+}
+
+size_t recs__jit_ranges(recs__jit_range *out, size_t max)
+{
+    char buf[8192], line[512];
+    size_t n = 0, ll = 0;
+    ssize_t r;
+    int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+
+    if (fd < 0)
+        return 0;
+    while ((r = read(fd, buf, sizeof buf)) > 0) {
+        for (ssize_t i = 0; i < r; i++) {
+            unsigned long long lo, hi;
+            char perm[5];
+            int off = 0;
+            if (buf[i] != '\n') {
+                if (ll < sizeof line - 1)
+                    line[ll++] = buf[i];
+                continue;
+            }
+            line[ll] = '\0';
+            ll = 0;
+            if (sscanf(line, "%llx-%llx %4s %*s %*s %*s%n", &lo, &hi, perm,
+                       &off) < 3 || perm[2] != 'x' || n == max)
+                continue;
+            while (line[off] == ' ')
+                off++;
+            if (jit_path(line + off)) {
+                out[n].lo = lo;
+                out[n].hi = hi;
+                n++;
+            }
+        }
+    }
+    close(fd);
+    return n;
+}
+
+/* ---- perf map names ---- */
+
+#define JIT_POLL_NS 50000000ull   /* a miss reads the map at most this often */
+
+struct jname {
+    uint64_t lo, hi;
+    char *name;
+};
+
+/* JIT code met that no map named (distinct pcs). */
+static size_t unnamed;
+
+static struct jname *names;
+static size_t nnames, cnames;
+static off_t map_off;
+static dev_t map_dev;
+static ino_t map_ino;
+static char map_tail[512];       /* a line not ended yet */
+static size_t tail_len;
+
+static void names_clear(void)
+{
+    unnamed = 0;
+    for (size_t i = 0; i < nnames; i++)
+        free(names[i].name);
+    nnames = 0;
+    map_off = 0;
+    tail_len = 0;
+}
+
+static void add_line(char *line)
+{
+    unsigned long long start, size;
+    int off = 0;
+
+    if (sscanf(line, "%llx %llx %n", &start, &size, &off) < 2 || !off ||
+        !line[off] || !size)
+        return;
+    if (nnames == cnames) {
+        size_t c = cnames ? 2 * cnames : 1024;
+        struct jname *v = realloc(names, c * sizeof *v);
+        if (!v)
+            return;
+        names = v;
+        cnames = c;
+    }
+    if (!(names[nnames].name = strdup(line + off)))
+        return;
+    names[nnames].lo = start;
+    names[nnames].hi = start + size;
+    nnames++;
+}
+
+/* Read what was appended to this process's perf map since the last poll
+ * (all of it again if the file was replaced). */
+void recs__jit_poll(void)
+{
+    char path[64], buf[8192];
+    struct stat st;
+    ssize_t r;
+    int fd;
+
+    snprintf(path, sizeof path, "/tmp/perf-%d.map", (int)getpid());
+    if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) < 0)
+        return;
+    /* Only a regular file of ours: /tmp is everyone's. */
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
+        close(fd);
+        return;
+    }
+    if (st.st_dev != map_dev || st.st_ino != map_ino || st.st_size < map_off) {
+        names_clear();
+        map_dev = st.st_dev;
+        map_ino = st.st_ino;
+    }
+    while (map_off < st.st_size &&
+           (r = pread(fd, buf, sizeof buf, map_off)) > 0) {
+        map_off += r;
+        for (ssize_t i = 0; i < r; i++) {
+            if (buf[i] != '\n') {
+                if (tail_len < sizeof map_tail - 1)
+                    map_tail[tail_len++] = buf[i];
+                continue;
+            }
+            map_tail[tail_len] = '\0';
+            tail_len = 0;
+            add_line(map_tail);
+        }
+    }
+    close(fd);
+}
+
+/* The latest entry holding pc: code moved or freed is written again. */
+const char *recs__jit_name(uint64_t pc)
+{
+    for (size_t i = nnames; i-- > 0;)
+        if (pc - names[i].lo < names[i].hi - names[i].lo)
+            return names[i].name;
+    return NULL;
+}
+
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+size_t recs__jit_unnamed(void)
+{
+    return unnamed;
+}
+
+const char *recs__jit_lookup(uint64_t pc, bool *provisional)
+{
+    static uint64_t last_poll;
+    const char *n = recs__jit_name(pc);
+    uint64_t now;
+
+    if (n)
+        return n;
+    /* Code made since the last read: its line is there by now. */
+    now = mono_ns();
+    if (now - last_poll >= JIT_POLL_NS) {
+        last_poll = now;
+        recs__jit_poll();
+        n = recs__jit_name(pc);
+    }
+    /* A map that does not name it yet may later. */
+    if (!n && map_ino)
+        *provisional = true;
+    else if (!n)
+        unnamed++;
+    return n;
+}
+
+void recs__jit_reset(void)
+{
+    names_clear();
+    map_dev = 0;
+    map_ino = 0;
+}

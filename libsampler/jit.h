@@ -1,0 +1,35 @@
+/*
+ * libsampler/jit.h - code outside every module (jit.c).
+ */
+#ifndef RECS_JIT_H
+#define RECS_JIT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct recs__jit_range {
+    uint64_t lo, hi;
+} recs__jit_range;
+
+/* The executable mappings no file backs, from /proc/self/maps (up to max);
+ * how many. */
+size_t recs__jit_ranges(recs__jit_range *out, size_t max);
+
+/* Read the lines appended to /tmp/perf-PID.map since the last poll. */
+void recs__jit_poll(void);
+
+/* The perf map's name for pc, or NULL. Valid until the next poll. */
+const char *recs__jit_name(uint64_t pc);
+
+/* The name for pc, reading the map again (at most every 50 ms) if it has
+ * none; *provisional set if a map exists that may name it later. */
+const char *recs__jit_lookup(uint64_t pc, bool *provisional);
+
+/* How many JIT code addresses no map named (no map at all). */
+size_t recs__jit_unnamed(void);
+
+/* Forget the names (a new session, a fork child). */
+void recs__jit_reset(void);
+
+#endif

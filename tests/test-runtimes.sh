@@ -1,0 +1,87 @@
+#!/bin/sh
+# Stacks through JIT-compiled code, on the runtimes Debian packages: node
+# (V8) and Java (HotSpot with -XX:+PreserveFramePointer). Code of no module
+# is walked by its frame pointers and kept as [jit] frames, named from the
+# runtime's perf map (/tmp/perf-PID.map) where it writes one; the
+# program's output and status are its own. Each part skips where its
+# runtime is not installed.
+. "${top_srcdir:-$(dirname "$0")/..}/tests/tools-tap.sh"
+[ -x "$REC_START" ] || skip_all "rec-start not built"
+command -v jq >/dev/null 2>&1 || skip_all "jq not installed"
+case $(uname -m) in
+x86_64) ;;
+*) skip_all "the JIT walk is tested on x86-64" ;;
+esac
+cd "$TMP" || exit 99
+SRC=$top_srcdir/tests/runtimes
+
+# stacks NAME THREAD: "leaf<TAB>root<TAB>all frames" per sample of THREAD.
+stacks() {
+    "$REC_DUMP" --ndjson --stack-depth 0 --events CPUTimeSample "$TMP/$1.rec" |
+        jq -r --arg t "$2" 'select(.eventThread.name == $t) |
+            [.stackTrace.frames // [] | .[].function // "?"] |
+            [.[0] // "-", .[-1] // "-", join(" ")] | @tsv' >"$TMP/$1.tsv"
+}
+# share NAME AWK-CONDITION: percentage of the samples that satisfy it.
+share() {
+    awk -F '\t' "{ n++ } $2 { k++ } END { print n ? int(100 * k / n) : 0 }" "$TMP/$1.tsv"
+}
+count() { wc -l <"$TMP/$1.tsv"; }
+
+# 1. node with --perf-basic-prof: JS functions named, stacks rooted.
+if command -v node >/dev/null 2>&1; then
+    node "$SRC/hot.js" 300 >"$TMP/node-plain.out" 2>&1
+    pst=$?
+    "$REC_START" -q -o "$TMP/node.rec" -- node --perf-basic-prof "$SRC/hot.js" 1500 \
+        >"$TMP/node.out" 2>"$TMP/err"
+    st=$?
+    expect_status $pst "node: status unchanged"
+    cmp -s "$TMP/node-plain.out" "$TMP/node.out"
+    ok $? "node: output unchanged"
+    # node leaves its perf map behind in /tmp.
+    for p in $("$REC_DUMP" --ndjson --events ProcessInfo "$TMP/node.rec" | jq -r .processId); do
+        rm -f "/tmp/perf-$p.map"
+    done
+    stacks node node
+    named=$(share node '$3 ~ /hot[.]js/')
+    rooted=$(share node '$2 == "_start"')
+    diag "node: $(count node) samples, $named% name a function of hot.js, $rooted% rooted"
+    [ "$(count node)" -ge 50 ] && [ "$named" -ge 90 ]
+    ok $? "node --perf-basic-prof: at least 90% of samples name the JS function ($named%)"
+    [ $? -eq 0 ] || sort "$TMP/node.tsv" | cut -f1,2 | uniq -c | sort -rn | diag_file /dev/stdin
+    [ "$rooted" -ge 90 ]
+    ok $? "node: at least 90% of samples walked to _start ($rooted%)"
+    # Without the flag: the JIT leaf is kept, as [jit], not dropped.
+    "$REC_START" -q -o "$TMP/node2.rec" -- node "$SRC/hot.js" 1000 >/dev/null 2>"$TMP/err"
+    stacks node2 node
+    jit=$(share node2 '$1 == "[jit]"')
+    [ "$jit" -ge 80 ]
+    ok $? "node without a perf map: JIT leaves kept as [jit] ($jit%)"
+else
+    skip "node not installed"
+fi
+
+# 2. Java with -XX:+PreserveFramePointer: through compiled Java code down
+#    to the thread's root; the JVM's own SIGSEGV use keeps working.
+if command -v java >/dev/null 2>&1 && command -v javac >/dev/null 2>&1 &&
+   javac -d "$TMP" "$SRC/Hot.java" >"$TMP/javac.log" 2>&1; then
+    java -cp "$TMP" Hot 300 >"$TMP/java-plain.out" 2>&1
+    pst=$?
+    "$REC_START" -q -o "$TMP/java.rec" -- java -XX:+PreserveFramePointer -cp "$TMP" Hot 2000 \
+        >"$TMP/java.out" 2>"$TMP/err"
+    st=$?
+    expect_status $pst "java: status unchanged"
+    cmp -s "$TMP/java-plain.out" "$TMP/java.out"
+    ok $? "java: output unchanged"
+    stacks java java
+    jit=$(share java '$3 ~ /\[jit\]/')
+    rooted=$(share java '$2 == "__clone3" || $2 == "start_thread" || $2 == "clone"')
+    diag "java: $(count java) samples, $jit% through JIT code, $rooted% rooted"
+    [ "$(count java)" -ge 50 ] && [ "$jit" -ge 80 ] && [ "$rooted" -ge 95 ]
+    ok $? "java -XX:+PreserveFramePointer: at least 95% walked through JIT code to the thread's root ($rooted%)"
+    [ $? -eq 0 ] || sort "$TMP/java.tsv" | cut -f1,2 | uniq -c | sort -rn | diag_file /dev/stdin
+else
+    skip "java or javac not installed"
+fi
+
+done_testing
