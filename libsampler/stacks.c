@@ -151,7 +151,9 @@ static size_t build_key(const recs__request *r, uint64_t *key, bool *biased)
                                       r->nwindow, &ret);
         if (rc == 1 && r->lr)
             ret = r->lr;
-        if ((rc == 0 || rc == 1) && ret) {
+        /* The caller only if it is code: the words above a stack
+         * pointer that cannot be trusted are anything. */
+        if ((rc == 0 || rc == 1) && ret && in_exec(ret)) {
             key[n++] = ret;
             /* The chain may already start at that caller (a walk from a
              * frame the leaf did set up, seen through a stale rbp). */
@@ -164,7 +166,9 @@ static size_t build_key(const recs__request *r, uint64_t *key, bool *biased)
     }
     for (uint32_t i = first; i < r->nframes && n < MAX_PCS; i++)
         key[n++] = r->frames[i];
-    if (r->flags & RECS_REQ_TRUNCATED)
+    /* A walk that stopped at a module whose table was not built yet is
+     * short, not complete. */
+    if (r->flags & (RECS_REQ_TRUNCATED | RECS_REQ_EARLY))
         flags |= 2;
     key[0] = flags;
     return n;

@@ -210,6 +210,15 @@ diag_file "$TMP/dl-names"
 ok $? "dlopen loop: $n_in frames in the library, $n_bad misnamed"
 check_chain dl unwind-dl unwdl_inner "^unwdl_inner unwdl_burn unwdl_loop main " 99 \
     "unwdl_inner unwdl_burn unwdl_loop main"
+# Those early stacks are short, and say so: each is marked truncated.
+n_early=$(cat "$TMP/dl.early")
+n_trunc=$(jq -s '[.[] | select(.stackTrace.truncated)] | length' "$TMP/dl.ndjson")
+if [ "$n_early" -gt 0 ]; then
+    [ "$n_trunc" -ge "$n_early" ]
+    ok $? "dlopen loop: the $n_early early stacks are marked truncated ($n_trunc truncated)"
+else
+    skip "dlopen loop: no early stack in this run"
+fi
 
 # 5. A stripped library: functions named module+0xSTART, START the
 #    function's address in the unstripped copy.
