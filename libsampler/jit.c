@@ -204,9 +204,13 @@ const char *recs__jit_lookup(uint64_t pc, bool *provisional)
     return n;
 }
 
-void recs__jit_reset(void)
+void recs__jit_abandon(void)
 {
-    names_clear();
+    names = NULL;
+    nnames = cnames = 0;
+    map_off = 0;
     map_dev = 0;
     map_ino = 0;
+    tail_len = 0;
+    unnamed = 0;
 }

@@ -29,7 +29,8 @@ const char *recs__jit_lookup(uint64_t pc, bool *provisional);
 /* How many JIT code addresses no map named (no map at all). */
 size_t recs__jit_unnamed(void);
 
-/* Forget the names (a new session, a fork child). */
-void recs__jit_reset(void);
+/* In a fork child: forget the parent's names without calling free() (the
+ * parent's sampler thread may have been changing them). */
+void recs__jit_abandon(void);
 
 #endif

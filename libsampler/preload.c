@@ -19,6 +19,7 @@
  */
 #include <config.h>
 #include "internal.h"
+#include "jit.h"
 #include "recenv.h"
 #include "unwind.h"
 
@@ -238,6 +239,7 @@ static void fork_child(void)
     recs__g.status_fd = -1;
     recs__untracked_reset();
     recs__stacks_abandon();
+    recs__jit_abandon();
     recs__uw_fork_child();
     /* The parent's perf events are its threads': only their fds came
      * along. */
