@@ -33,6 +33,7 @@ TITLES = {
     "guest": "Host safety: hazard outcomes per engine, idle cost (`bench/sampler-guest.sh`)",
     "stream": "Live streaming: latency, follower cost, kills (`bench/stream.sh`)",
     "export": "Export formats (`bench/export.sh`)",
+    "runtimes": "Stacks through Go, V8 and HotSpot code (`bench/runtimes.sh`)",
 }
 
 

@@ -29,7 +29,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 export REC_BUILD=${REC_BUILD:-$top/_build}
 export BENCH_RUNS=${BENCH_RUNS:-5}
 quick=0 out=$top/bench
-only=accuracy,cost,memory,stacks,selfcost,peers,rec,unwind,engine,exits,short,blocked,guest,stream,export
+only=accuracy,cost,memory,stacks,selfcost,peers,rec,unwind,engine,exits,short,blocked,guest,stream,export,runtimes
 while [ $# -gt 0 ]; do
     case $1 in
     --quick) quick=1; shift ;;
@@ -64,10 +64,11 @@ if [ $quick = 1 ]; then
     selfcost=("0.1 0.25")
     recev=200000 big=100000000 jfrev=100000
     uw=(--seconds 0.3) eng=(0.25 32 20) short=500 xpev=200000 guest=10
+    rtruns=3
 else
     acc=() cost=() mem=() stk=() peers=() selfcost=("0.25 1")
     recev=1000000 big=1000000000 jfrev=1000000
-    uw=() eng=() short=2000 xpev=1000000 guest=50
+    uw=() eng=() short=2000 xpev=1000000 guest=50 rtruns=5
 fi
 # rec and perf at the same periods, so that each period is one figure
 cost+=(--rates "10ms 5ms 2ms 1ms 500us 200us"
@@ -106,6 +107,7 @@ run blocked "$b/sampler-blocked.sh" "$REC_BUILD" "$BENCH_RUNS"
 run guest "$b/sampler-guest.sh" "$REC_BUILD" "$guest"
 run stream "$b/stream.sh"
 run export "$b/export.sh" "$xpev"
+run runtimes "$b/runtimes.sh" "$REC_BUILD" "$rtruns"
 finished=$(date -u +%FT%TZ)
 kill "$loadpid" 2>/dev/null || true
 
