@@ -401,6 +401,8 @@ static recs_uw_set *new_set(void)
         return NULL;
     serial = (uint64_t *)((char *)set + off_serial);
     set->want = (_Atomic unsigned char *)((char *)set + off_want);
+    set->unknown = set->want + nmods;
+    atomic_init(set->unknown, 0);
     set->serial = serial;
     set->nmods = nmods;
     set->n = 0;
@@ -444,17 +446,28 @@ static void jit_scan(void)
     stats.jit_ranges = njit;
 }
 
-/* Whether pc lies in code of no module that a scan found (JIT code). */
-bool recs__uw_in_jit(uint64_t pc)
+/* 1 if pc lies in code of no module that a scan found (JIT code), 2 in a
+ * module's segment, 0 in neither. */
+static int seg_kind(uint64_t pc)
 {
     const recs_uw_seg *seg;
-    bool r;
+    int r;
 
     pthread_mutex_lock(&uw_lock);
     seg = recs__uw_find(atomic_load(&uw_set), pc);
-    r = seg && seg->mod == RECS_UW_JIT;
+    r = !seg ? 0 : seg->mod == RECS_UW_JIT ? 1 : 2;
     pthread_mutex_unlock(&uw_lock);
     return r;
+}
+
+bool recs__uw_in_jit(uint64_t pc)
+{
+    return seg_kind(pc) == 1;
+}
+
+bool recs__uw_in_code(uint64_t pc)
+{
+    return seg_kind(pc) != 0;
 }
 
 static int refresh(bool all)
@@ -693,6 +706,13 @@ unsigned recs__uw_stack(bool cfi, uint64_t pc, uint64_t sp, uint64_t fp,
                           &root, early);
         if (*early)
             recs__uw_mark_stale();
+        /* A walk that left for code of no known segment (a trampoline of
+         * Python's -X perf, JIT code called from a library): once a set. */
+        if (set && atomic_load_explicit(set->unknown, memory_order_relaxed) == 1) {
+            atomic_store_explicit(set->unknown, 2, memory_order_relaxed);
+            atomic_store(&uw_unknown, 1);
+            recs__uw_mark_stale();
+        }
         return n;
     }
     n = recs__fp_walk(fp, sp, hi, out, max, truncated);

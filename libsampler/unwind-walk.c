@@ -156,8 +156,11 @@ RECS_NO_SANITIZE unsigned recs__uw_walk(const recs_uw_set *set, uint64_t pc,
         if (nsp <= sp || ra == 0)
             break;
         /* A return address must point just after a call in known code. */
-        if (!recs__uw_find(set, ra - 1))
+        if (!recs__uw_find(set, ra - 1)) {
+            if (set->unknown)
+                atomic_store_explicit(set->unknown, 1, memory_order_relaxed);
             break;
+        }
         if (n == max) {
             *truncated = true;
             break;

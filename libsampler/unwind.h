@@ -133,6 +133,10 @@ typedef struct recs_uw_seg {
 typedef struct recs_uw_set {
     size_t n, nmods;
     _Atomic unsigned char *want;   /* nmods flags, after segs[] */
+    /* Set by a walk that met a return address outside every segment (code
+     * made since the last scan of JIT mappings, or a bad stack); NULL:
+     * not asked. */
+    _Atomic unsigned char *unknown;
     const uint64_t *serial;        /* nmods module serials, after want */
     recs_uw_seg segs[];            /* sorted by lo */
 } recs_uw_set;
@@ -199,6 +203,9 @@ int recs__uw_symbolic_start(uint64_t pc, uint64_t *vaddr);
 /* Whether pc lies in an executable mapping of no file that the last scan
  * found (JIT code). */
 bool recs__uw_in_jit(uint64_t pc);
+/* Whether pc lies in any segment of the current set: a module's (one the
+ * symbolizer may not have scanned yet) or JIT code. */
+bool recs__uw_in_code(uint64_t pc);
 /* Table figures for benchmarks: modules, rows, bytes, build time;
  * modules whose table is pending, tables taken from the shared cache and
  * tables stored there. */
