@@ -118,18 +118,26 @@ static void make_room(void)
 
 static bool in_exec(uint64_t pc)
 {
+    static uint64_t last_forced_ns;
     uint64_t now;
+    bool module;
 
     if (recs__symbols_is_executable(recs__g.sym, pc) || recs__uw_in_jit(pc))
         return true;
-    /* Perhaps a library loaded since the last scan. */
+    /* A library loaded since the symbolizer's last scan: the unwinder's
+     * set may have it already (then a scan finds it: at most one a
+     * millisecond), or not yet (a scan every RESCAN_NS). */
+    module = recs__uw_in_code(pc);
     now = recs__now_ns();
-    if (now - last_scan_ns < RESCAN_NS)
-        return false;
-    last_scan_ns = now;
+    if (module ? now - last_forced_ns < 1000000 : now - last_scan_ns < RESCAN_NS)
+        return module;
+    if (module)
+        last_forced_ns = now;
+    else
+        last_scan_ns = now;
     if (recs__symbols_scan(recs__g.sym) > 0)
         recs__symbols_emit_modules(recs__g.sym, recs__g.st, false);
-    return recs__symbols_is_executable(recs__g.sym, pc);
+    return module || recs__symbols_is_executable(recs__g.sym, pc);
 }
 
 /* The key words: [flags, pc0, pc1, ...]; flags bit0 = the first pc is a

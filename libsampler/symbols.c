@@ -735,6 +735,10 @@ int recs__symbols_frames(recs__symbols *s, uint64_t pc, bool is_return_address,
         rc = cache_put(s, key, ids, k, m == NULL);
     else if (rc >= 0)
         rc = 1;
+    /* In code the unwinder knows but no scan of ours found yet (a library
+     * just loaded): provisional, its stack is not cached either. */
+    if (rc == 0 && !m && !(recs__uw_in_jit && recs__uw_in_jit(addr)))
+        rc = 1;
     pthread_mutex_unlock(&s->lock);
     if (rc < 0)
         return rc;
