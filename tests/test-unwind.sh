@@ -18,7 +18,7 @@ cd "$TMP" || exit 99
 # Shorter runs under the sanitizers (the sampler is instrumented).
 secs=0.5
 iters=300
-if ldd "$top_builddir/libsampler/.libs/librecsampler.so" 2>/dev/null | grep -q libasan; then
+if ldd "$top_builddir/libsampler/.libs/libsampler.so" 2>/dev/null | grep -q libasan; then
     secs=0.3
 fi
 
@@ -141,15 +141,29 @@ if [ -n "$gz" ] && command -v readelf >/dev/null 2>&1; then
                    "\(.value.module)+\(.value.offset)/\(.key == 0)\t\(.value.function)"' |
             sort -u >"$TMP/$1.names"
     }
+    # mods NAME: the modules a recording's samples reach.
+    mods() {
+        "$REC_DUMP" --ndjson --stack-depth 0 --events CPUTimeSample "$TMP/$1.rec" |
+            jq -r '.stackTrace.frames[]?.module // empty' | sort -u
+    }
     gzrec gz-off off
     gzrec gz-cold "$TMP/gzcache"
     LD_DEBUG=files gzrec gz-warm "$TMP/gzcache"
+    # A module the cold run never reached (the loader's code at exit, the
+    # vdso) has no table yet: the warm run builds it. Once more then.
+    if [ -n "$(mods gz-warm | comm -23 - "$(mods gz-cold >"$TMP/gz-cold.mods"; echo "$TMP/gz-cold.mods")")" ]; then
+        LD_DEBUG=files gzrec gz-warm "$TMP/gzcache"
+    fi
     lines=$("$REC_DUMP" --ndjson --stack-depth 0 --events CPUTimeSample "$TMP/gz-off.rec" |
             jq -r '.stackTrace.frames // [] | .[] | select(.line) | .line' | head -1)
     if [ -n "$lines" ]; then
         skip "a debug file with DWARF is installed for gzip or its libraries: lines need libdw"
     else
-        ! grep -q 'file=libdw' "$TMP/gz-warm.err" && grep -q 'file=libc' "$TMP/gz-warm.err"
+        # The loader's lines of gzip's process (rec-start's own are there
+        # too: a sanitizer build links it with libdw).
+        gzpid=$("$REC_DUMP" --ndjson --events ProcessInfo "$TMP/gz-warm.rec" | jq -r .processId)
+        grep "^ *$gzpid:" "$TMP/gz-warm.err" >"$TMP/gz-warm.ld"
+        ! grep -q 'file=libdw' "$TMP/gz-warm.ld" && grep -q 'file=libc' "$TMP/gz-warm.ld"
         ok $? "warm cache: gzip recorded without loading libdw"
     fi
     both=$(join -t "$(printf '\t')" "$TMP/gz-off.names" "$TMP/gz-warm.names" | wc -l)
