@@ -72,8 +72,16 @@ size_t recs__jit_ranges(recs__jit_range *out, size_t max)
 
 #define JIT_POLL_NS 50000000ull   /* a miss reads the map at most this often */
 
+/* Entries kept (a long-running node writes one per compiled function;
+ * later ones are not read). */
+#define JIT_MAX_NAMES (1u << 20)
+/* Overlapping entries looked at below a lookup's position: code moved or
+ * made again at an address writes a later line for it. */
+#define JIT_OVERLAP 16
+
 struct jname {
     uint64_t lo, hi;
+    uint64_t seq;                /* line number: the latest wins */
     char *name;
 };
 
@@ -81,7 +89,8 @@ struct jname {
 static size_t unnamed;
 
 static struct jname *names;
-static size_t nnames, cnames;
+static size_t nnames, cnames, nsorted;
+static uint64_t next_seq;
 static off_t map_off;
 static dev_t map_dev;
 static ino_t map_ino;
@@ -93,7 +102,8 @@ static void names_clear(void)
     unnamed = 0;
     for (size_t i = 0; i < nnames; i++)
         free(names[i].name);
-    nnames = 0;
+    nnames = nsorted = 0;
+    next_seq = 0;
     map_off = 0;
     tail_len = 0;
 }
@@ -104,7 +114,7 @@ static void add_line(char *line)
     int off = 0;
 
     if (sscanf(line, "%llx %llx %n", &start, &size, &off) < 2 || !off ||
-        !line[off] || !size)
+        !line[off] || !size || nnames == JIT_MAX_NAMES)
         return;
     if (nnames == cnames) {
         size_t c = cnames ? 2 * cnames : 1024;
@@ -118,7 +128,16 @@ static void add_line(char *line)
         return;
     names[nnames].lo = start;
     names[nnames].hi = start + size;
+    names[nnames].seq = next_seq++;
     nnames++;
+}
+
+static int cmp_name(const void *a, const void *b)
+{
+    const struct jname *x = a, *y = b;
+    if (x->lo != y->lo)
+        return x->lo < y->lo ? -1 : 1;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
 /* Read what was appended to this process's perf map since the last poll
@@ -160,13 +179,51 @@ void recs__jit_poll(void)
     close(fd);
 }
 
-/* The latest entry holding pc: code moved or freed is written again. */
+/* The lines added since the last sort, sorted and merged in (a growing map
+ * is not sorted again whole at every poll). */
+static void sort_new(void)
+{
+    struct jname *m;
+    size_t i = 0, j = nsorted, k = 0;
+
+    qsort(names + nsorted, nnames - nsorted, sizeof *names, cmp_name);
+    if (nsorted && (m = malloc(nnames * sizeof *m)) != NULL) {
+        while (i < nsorted && j < nnames)
+            m[k++] = cmp_name(&names[i], &names[j]) <= 0 ? names[i++] : names[j++];
+        while (i < nsorted)
+            m[k++] = names[i++];
+        while (j < nnames)
+            m[k++] = names[j++];
+        memcpy(names, m, nnames * sizeof *m);
+        free(m);
+    } else if (nsorted) {
+        qsort(names, nnames, sizeof *names, cmp_name);
+    }
+    nsorted = nnames;
+}
+
+/* The latest entry holding pc among those starting at or below it (sorted
+ * by start after each poll that added lines). */
 const char *recs__jit_name(uint64_t pc)
 {
-    for (size_t i = nnames; i-- > 0;)
-        if (pc - names[i].lo < names[i].hi - names[i].lo)
-            return names[i].name;
-    return NULL;
+    size_t lo = 0, hi;
+    const struct jname *best = NULL;
+
+    if (nsorted != nnames)
+        sort_new();
+    hi = nnames;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (names[mid].lo <= pc)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (size_t i = lo, k = 0; i-- > 0 && k < JIT_OVERLAP; k++)
+        if (pc - names[i].lo < names[i].hi - names[i].lo &&
+            (!best || names[i].seq > best->seq))
+            best = &names[i];
+    return best ? best->name : NULL;
 }
 
 static uint64_t mono_ns(void)
@@ -207,7 +264,8 @@ const char *recs__jit_lookup(uint64_t pc, bool *provisional)
 void recs__jit_abandon(void)
 {
     names = NULL;
-    nnames = cnames = 0;
+    nnames = cnames = nsorted = 0;
+    next_seq = 0;
     map_off = 0;
     map_dev = 0;
     map_ino = 0;

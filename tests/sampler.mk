@@ -1,10 +1,12 @@
 # tests for libsampler: unit tests (settings parsing, queue lock, frame
 # walker) and hazard programs run under the preloaded sampler.
-check_PROGRAMS += tests/test-sampler tests/sampler-check
+check_PROGRAMS += tests/test-sampler tests/sampler-check tests/test-jit
 tests_test_sampler_SOURCES = tests/test-sampler.c \
 	libsampler/throttle.c libsampler/fpwalk.c
 tests_test_sampler_CFLAGS = $(AM_CFLAGS) $(PTHREAD_CFLAGS)
 tests_test_sampler_LDADD = $(PTHREAD_LIBS)
+
+tests_test_jit_SOURCES = tests/test-jit.c libsampler/jit.c libsampler/jit.h
 
 tests_sampler_check_SOURCES = tests/sampler-check.c
 tests_sampler_check_LDADD = librecord/librecord.la
@@ -42,7 +44,7 @@ tests_hazards_earlymain_SOURCES = tests/hazards/earlymain.c tests/hazards/hazard
 tests_hazards_earlymain_LDADD = tests/hazards/libhzearly.la $(PTHREAD_LIBS)
 tests_hazards_api_LDADD = libsampler/libsampler.la librecord/librecord.la $(PTHREAD_LIBS)
 
-TESTS += tests/test-sampler tests/test-sampler-hazards.sh \
+TESTS += tests/test-sampler tests/test-jit tests/test-sampler-hazards.sh \
 	tests/test-sampler-hazards-perf.sh
 dist_check_SCRIPTS += tests/test-sampler-hazards.sh \
 	tests/test-sampler-hazards-perf.sh
