@@ -22,16 +22,10 @@ DUMP=$B/tools/rec-dump
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR) print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-# fig FIGURE TOOL UNIT [EXTRA] < values: as bench_fig in lib.sh
-fig() {
-    if [ -z "${BENCH_TSV:-}" ]; then cat > /dev/null; return 0; fi
-    sort -g | awk -v f="$1" -v t="$2" -v u="$3" -v x="${4:-}" '
-        NF { v[++n] = $1 }
-        END { if (!n) exit
-              m = n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
-              printf "%s\t%s\t%s\t%d\t%.6g\t%.6g\t%.6g\t%s\n", f, t, u, n, m, v[1], v[n], x }' \
-        >> "$BENCH_TSV"
-}
+# fig FIGURE TOOL UNIT [EXTRA] < values (bench/fig.sh)
+# shellcheck source=bench/fig.sh
+. "$(dirname "$0")/fig.sh"
+fig() { bench_fig "$@"; }
 
 echo "# $(date -u +%FT%TZ) $(uname -r) $(nproc) cpus runs=$RUNS load: $(cut -d' ' -f1-3 /proc/loadavg)"
 have_perf=0

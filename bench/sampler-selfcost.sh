@@ -72,16 +72,10 @@ one_run() {
 }
 
 median() { sort -n | awk '{v[NR]=$1} END{print (NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2)}'; }
-# fig FIGURE TOOL UNIT [EXTRA] < values: as bench_fig in lib.sh
-fig() {
-    if [ -z "${BENCH_TSV:-}" ]; then cat > /dev/null; return 0; fi
-    sort -g | awk -v f="$1" -v t="$2" -v u="$3" -v x="${4:-}" '
-        NF { v[++n] = $1 }
-        END { if (!n) exit
-              m = n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
-              printf "%s\t%s\t%s\t%d\t%.6g\t%.6g\t%.6g\t%s\n", f, t, u, n, m, v[1], v[n], x }' \
-        >> "$BENCH_TSV"
-}
+# fig FIGURE TOOL UNIT [EXTRA] < values (bench/fig.sh)
+# shellcheck source=bench/fig.sh
+. "$(dirname "$0")/fig.sh"
+fig() { bench_fig "$@"; }
 
 echo "# 1. sampler thread CPU (median of $RUNS runs per configuration)"
 printf '%-6s %-5s %10s %8s %10s %9s\n' throttle scale sampler_us samples wall_ms us/sample
