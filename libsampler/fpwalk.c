@@ -9,6 +9,27 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+/* Signal-safe. One frame (its saved fp NEXT and return address RET) of a
+ * chain at *fp: false when the walk ends there. A zero return address ends
+ * the chain (thread entry points clear it); so does a saved fp of 0 (_start
+ * and clone clear rbp) or one that does not go up the stack. */
+static inline bool step(uint64_t next, uint64_t ret, uint64_t *fp,
+                        uint64_t *out, unsigned *n, unsigned max,
+                        bool *truncated)
+{
+    if (ret == 0)
+        return false;
+    if (*n == max) {
+        *truncated = true;
+        return false;
+    }
+    out[(*n)++] = ret;
+    if (next <= *fp)
+        return false;
+    *fp = next;
+    return true;
+}
+
 /* Signal-safe. */
 RECS_NO_SANITIZE unsigned recs__fp_walk(uint64_t fp, uint64_t lo, uint64_t hi,
                       uint64_t *out, unsigned max, bool *truncated)
@@ -18,20 +39,8 @@ RECS_NO_SANITIZE unsigned recs__fp_walk(uint64_t fp, uint64_t lo, uint64_t hi,
     *truncated = false;
     while (fp && (fp & 7) == 0 && recs__in_stack(fp, 16, lo, hi)) {
         const uint64_t *frame = (const uint64_t *)(uintptr_t)fp;
-        uint64_t next = frame[0], ret = frame[1];
-
-        /* A zero return address ends the chain (thread entry points clear
-         * it); so does a saved fp of 0 (_start and clone clear rbp). */
-        if (ret == 0)
+        if (!step(frame[0], frame[1], &fp, out, &n, max, truncated))
             break;
-        if (n == max) {
-            *truncated = true;
-            break;
-        }
-        out[n++] = ret;
-        if (next <= fp)
-            break;
-        fp = next;
     }
     return n;
 }
@@ -71,7 +80,6 @@ int recs__fp_walk_foreign(uint64_t fp, uint64_t sp, uint64_t *out,
     for (unsigned i = 0; i < nwindow && i < (unsigned)len; i++)
         window[(*got)++] = buf[i];
     while (fp && (fp & 7) == 0 && fp >= base) {
-        uint64_t next, ret;
         if (len < 2 || fp - base > (uint64_t)(len - 2) * 8) {
             /* The frame lies beyond what was read: read from it. */
             if (reads == RECS_FOREIGN_READS)
@@ -81,18 +89,9 @@ int recs__fp_walk_foreign(uint64_t fp, uint64_t sp, uint64_t *out,
             if ((len = read_self(buf, base, CHUNK_WORDS)) < 2)
                 break;
         }
-        next = buf[(fp - base) / 8];
-        ret = buf[(fp - base) / 8 + 1];
-        if (ret == 0)
+        if (!step(buf[(fp - base) / 8], buf[(fp - base) / 8 + 1], &fp, out,
+                  &n, max, truncated))
             break;
-        if (n == max) {
-            *truncated = true;
-            break;
-        }
-        out[n++] = ret;
-        if (next <= fp)
-            break;
-        fp = next;
     }
     return (int)n;
 }

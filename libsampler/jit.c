@@ -31,41 +31,67 @@ static bool jit_path(const char *p)
     return n > 10 && !strcmp(p + n - 10, " (deleted)");
 }
 
+/* Lines of a file read in blocks: the bytes of one block, the line not
+ * ended yet kept in LINE (cut at its size), FN called on each ended one. */
+struct lines {
+    char line[512];
+    size_t len;
+    void (*fn)(char *line, void *arg);
+    void *arg;
+};
+
+static void feed(struct lines *l, const char *buf, ssize_t r)
+{
+    for (ssize_t i = 0; i < r; i++) {
+        if (buf[i] != '\n') {
+            if (l->len < sizeof l->line - 1)
+                l->line[l->len++] = buf[i];
+            continue;
+        }
+        l->line[l->len] = '\0';
+        l->len = 0;
+        l->fn(l->line, l->arg);
+    }
+}
+
+struct ranges {
+    recs__jit_range *out;
+    size_t n, max;
+};
+
+static void maps_line(char *line, void *arg)
+{
+    struct ranges *rg = arg;
+    unsigned long long lo, hi;
+    char perm[5];
+    int off = 0;
+
+    if (sscanf(line, "%llx-%llx %4s %*s %*s %*s%n", &lo, &hi, perm, &off) < 3 ||
+        perm[2] != 'x' || rg->n == rg->max)
+        return;
+    while (line[off] == ' ')
+        off++;
+    if (jit_path(line + off)) {
+        rg->out[rg->n].lo = lo;
+        rg->out[rg->n].hi = hi;
+        rg->n++;
+    }
+}
+
 size_t recs__jit_ranges(recs__jit_range *out, size_t max)
 {
-    char buf[8192], line[512];
-    size_t n = 0, ll = 0;
+    struct ranges rg = { out, 0, max };
+    struct lines l = { .fn = maps_line, .arg = &rg };
+    char buf[8192];
     ssize_t r;
     int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
 
     if (fd < 0)
         return 0;
-    while ((r = read(fd, buf, sizeof buf)) > 0) {
-        for (ssize_t i = 0; i < r; i++) {
-            unsigned long long lo, hi;
-            char perm[5];
-            int off = 0;
-            if (buf[i] != '\n') {
-                if (ll < sizeof line - 1)
-                    line[ll++] = buf[i];
-                continue;
-            }
-            line[ll] = '\0';
-            ll = 0;
-            if (sscanf(line, "%llx-%llx %4s %*s %*s %*s%n", &lo, &hi, perm,
-                       &off) < 3 || perm[2] != 'x' || n == max)
-                continue;
-            while (line[off] == ' ')
-                off++;
-            if (jit_path(line + off)) {
-                out[n].lo = lo;
-                out[n].hi = hi;
-                n++;
-            }
-        }
-    }
+    while ((r = read(fd, buf, sizeof buf)) > 0)
+        feed(&l, buf, r);
     close(fd);
-    return n;
+    return rg.n;
 }
 
 /* ---- perf map names ---- */
@@ -94,8 +120,8 @@ static uint64_t next_seq;
 static off_t map_off;
 static dev_t map_dev;
 static ino_t map_ino;
-static char map_tail[512];       /* a line not ended yet */
-static size_t tail_len;
+static void add_line(char *line, void *arg);
+static struct lines map_tail = { .fn = add_line };   /* a line not ended yet */
 
 static void names_clear(void)
 {
@@ -105,14 +131,15 @@ static void names_clear(void)
     nnames = nsorted = 0;
     next_seq = 0;
     map_off = 0;
-    tail_len = 0;
+    map_tail.len = 0;
 }
 
-static void add_line(char *line)
+static void add_line(char *line, void *arg)
 {
     unsigned long long start, size;
     int off = 0;
 
+    (void)arg;
     if (sscanf(line, "%llx %llx %n", &start, &size, &off) < 2 || !off ||
         !line[off] || !size || nnames == JIT_MAX_NAMES)
         return;
@@ -165,16 +192,7 @@ void recs__jit_poll(void)
     while (map_off < st.st_size &&
            (r = pread(fd, buf, sizeof buf, map_off)) > 0) {
         map_off += r;
-        for (ssize_t i = 0; i < r; i++) {
-            if (buf[i] != '\n') {
-                if (tail_len < sizeof map_tail - 1)
-                    map_tail[tail_len++] = buf[i];
-                continue;
-            }
-            map_tail[tail_len] = '\0';
-            tail_len = 0;
-            add_line(map_tail);
-        }
+        feed(&map_tail, buf, r);
     }
     close(fd);
 }
@@ -269,6 +287,6 @@ void recs__jit_abandon(void)
     map_off = 0;
     map_dev = 0;
     map_ino = 0;
-    tail_len = 0;
+    map_tail.len = 0;
     unnamed = 0;
 }
