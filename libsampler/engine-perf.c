@@ -120,7 +120,7 @@ static bool still_ours(const recs__thread *t)
            ioctl(t->perf_fd, PERF_EVENT_IOC_ID, &id) == 0 && id == t->perf_id;
 }
 
-int recs__perf_create(recs__thread *t, uint64_t period_ns)
+static int perf_create(recs__thread *t, uint64_t period_ns)
 {
     struct f_owner_ex owner = { F_OWNER_TID, t->tid };
     uint64_t id = 0;
@@ -157,18 +157,18 @@ int recs__perf_create(recs__thread *t, uint64_t period_ns)
 }
 
 /* The first call arms the event for one overflow (the handler re-arms
- * it, see recs__signal_rearm); later ones change its period (the next
+ * it, see perf_rearm); later ones change its period (the next
  * overflow is then a whole period away: what was run of the old one is
  * carried by the arming's origin, see thread.c). */
-int recs__perf_set_period(recs__thread *t, uint64_t period_ns,
-                          uint64_t first_ns)
+static int perf_set_period(recs__thread *t, uint64_t period_ns,
+                           uint64_t first_ns)
 {
     if (!still_ours(t))
         return REC_EIO;
     if (!t->perf_armed && first_ns && first_ns < period_ns) {
         /* The first arming: a random first phase, as for a timer (see
          * thread.c first_phase); the first signal sets the whole period
-         * (recs__signal_rearm). */
+         * (perf_rearm). */
         uint64_t p = first_ns;
         if (ioctl(t->perf_fd, PERF_EVENT_IOC_PERIOD, &p) != 0)
             return REC_EIO;
@@ -187,7 +187,7 @@ int recs__perf_set_period(recs__thread *t, uint64_t period_ns,
     return ioctl(t->perf_fd, PERF_EVENT_IOC_REFRESH, 1) == 0 ? 0 : REC_EIO;
 }
 
-int recs__perf_pause(recs__thread *t)
+static int perf_pause(recs__thread *t)
 {
     if (!still_ours(t))
         return REC_EIO;
@@ -197,7 +197,7 @@ int recs__perf_pause(recs__thread *t)
 /* A program that closed every fd took the event with it (no more signals:
  * its CPU time is counted undelivered); the number may now be one of its
  * own files, which stays open. */
-void recs__perf_close(recs__thread *t)
+static void perf_close(recs__thread *t)
 {
     if (t->perf_fd < 0)
         return;
@@ -206,6 +206,57 @@ void recs__perf_close(recs__thread *t)
     disown(t->perf_fd);
     t->perf_fd = -1;
 }
+
+/* Signal-safe. A perf signal carries no count: the whole periods of CPU
+ * time since the arming's origin not yet in K (0: an earlier signal
+ * already covered them). */
+static uint64_t perf_periods(recs__thread *t, const siginfo_t *si)
+{
+    struct timespec ts;
+    uint64_t cpu, origin, period, e, k;
+
+    (void)si;
+    period = atomic_load_explicit(&t->period_ns, memory_order_relaxed);
+    origin = atomic_load_explicit(&t->origin_cpu, memory_order_relaxed);
+    if (!period || clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+        return 1;
+    cpu = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    /* origin may lie before the thread's start (its first phase):
+     * modular arithmetic, as the clock's reading minus the origin. */
+    e = (int64_t)(cpu - origin) > 0 ? (cpu - origin) / period : 0;
+    k = atomic_load_explicit(&t->expiries, memory_order_relaxed);
+    return e > k ? e - k : 0;
+}
+
+/* Signal-safe. The event is armed for one overflow at a time
+ * (PERF_EVENT_IOC_REFRESH 1): a thread that keeps the signal blocked has
+ * at most one pending (a real-time signal would otherwise queue one per
+ * period). Its signal, once taken, re-arms it; the first sets the whole
+ * period after the first phase. */
+static void perf_rearm(recs__thread *t, const siginfo_t *si)
+{
+    if (t->perf_fd >= 0 && si->si_fd == t->perf_fd &&
+        atomic_load(&recs__g.running)) {
+        if (atomic_load_explicit(&t->perf_first, memory_order_relaxed) &&
+            atomic_exchange(&t->perf_first, 0)) {
+            uint64_t p = atomic_load_explicit(&t->period_ns,
+                                              memory_order_relaxed);
+            ioctl(t->perf_fd, PERF_EVENT_IOC_PERIOD, &p);
+        }
+        ioctl(t->perf_fd, PERF_EVENT_IOC_REFRESH, 1);
+    }
+}
+
+const recs__engine_ops recs__perf_ops = {
+    .engine = RECS_ENGINE_PERF,
+    .name = "perf-task-clock",
+    .create = perf_create,
+    .settime = perf_set_period,
+    .pause = perf_pause,
+    .destroy = perf_close,
+    .periods = perf_periods,
+    .rearm = perf_rearm,
+};
 
 void recs__perf_forget_all(void)
 {

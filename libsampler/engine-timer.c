@@ -10,10 +10,11 @@
 
 #include <string.h>
 
-int recs__timer_create(recs__thread *t)
+static int timer_create_op(recs__thread *t, uint64_t period_ns)
 {
     struct sigevent sev;
 
+    (void)period_ns;                 /* set by settime */
     memset(&sev, 0, sizeof sev);
     sev.sigev_notify = SIGEV_THREAD_ID;
     sev.sigev_signo = recs__g.signo;
@@ -27,7 +28,7 @@ int recs__timer_create(recs__thread *t)
 }
 
 /* Arm t's timer: every period_ns, the first expiry after first_ns. */
-int recs__timer_settime(recs__thread *t, uint64_t period_ns, uint64_t first_ns)
+static int timer_settime_op(recs__thread *t, uint64_t period_ns, uint64_t first_ns)
 {
     struct itimerspec its;
 
@@ -38,7 +39,37 @@ int recs__timer_settime(recs__thread *t, uint64_t period_ns, uint64_t first_ns)
     return timer_settime(t->timer, 0, &its, NULL) == 0 ? 0 : REC_EIO;
 }
 
-void recs__timer_delete(recs__thread *t)
+static int timer_pause(recs__thread *t)
+{
+    return timer_settime_op(t, 0, 0);
+}
+
+static void timer_delete_op(recs__thread *t)
 {
     timer_delete(t->timer);
 }
+
+/* Signal-safe. One signal for 1 + its overruns. */
+static uint64_t timer_periods(recs__thread *t, const siginfo_t *si)
+{
+    (void)t;
+    return (uint64_t)(si->si_overrun > 0 ? si->si_overrun : 0) + 1;
+}
+
+/* Signal-safe. A periodic timer needs nothing. */
+static void timer_rearm(recs__thread *t, const siginfo_t *si)
+{
+    (void)t;
+    (void)si;
+}
+
+const recs__engine_ops recs__timer_ops = {
+    .engine = RECS_ENGINE_TIMER,
+    .name = "cpu-timer",
+    .create = timer_create_op,
+    .settime = timer_settime_op,
+    .pause = timer_pause,
+    .destroy = timer_delete_op,
+    .periods = timer_periods,
+    .rearm = timer_rearm,
+};

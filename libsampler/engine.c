@@ -27,7 +27,7 @@ int recs__engine_parse(const char *s, int *engine)
 
 const char *recs__engine_name(int engine)
 {
-    return engine == RECS_ENGINE_PERF ? "perf-task-clock" : "cpu-timer";
+    return recs__engine_ops_of(engine)->name;
 }
 
 int recs__engine_create(recs__thread *t, uint64_t period_ns, bool *fallback)
@@ -35,7 +35,7 @@ int recs__engine_create(recs__thread *t, uint64_t period_ns, bool *fallback)
     *fallback = false;
     t->perf_fd = -1;
     if (recs__g.engine == RECS_ENGINE_PERF) {
-        if (recs__perf_create(t, period_ns) == 0)
+        if (recs__perf_ops.create(t, period_ns) == 0)
             return 0;
         int err = errno;
         if (atomic_fetch_add(&fallback_warned, 1) == 0)
@@ -44,27 +44,20 @@ int recs__engine_create(recs__thread *t, uint64_t period_ns, bool *fallback)
                        (int)t->tid, strerror(err));
         *fallback = true;
     }
-    return recs__timer_create(t);
+    return recs__timer_ops.create(t, period_ns);
 }
 
 int recs__engine_settime(recs__thread *t, uint64_t period_ns, uint64_t first_ns)
 {
-    if (t->engine == RECS_ENGINE_PERF)
-        return recs__perf_set_period(t, period_ns, first_ns);
-    return recs__timer_settime(t, period_ns, first_ns);
+    return recs__engine_ops_of(t->engine)->settime(t, period_ns, first_ns);
 }
 
 int recs__engine_pause(recs__thread *t)
 {
-    if (t->engine == RECS_ENGINE_PERF)
-        return recs__perf_pause(t);
-    return recs__timer_settime(t, 0, 0);
+    return recs__engine_ops_of(t->engine)->pause(t);
 }
 
 void recs__engine_destroy(recs__thread *t)
 {
-    if (t->engine == RECS_ENGINE_PERF)
-        recs__perf_close(t);
-    else
-        recs__timer_delete(t);
+    recs__engine_ops_of(t->engine)->destroy(t);
 }

@@ -54,11 +54,38 @@ const char *recs__engine_name(int engine);
 int recs__engine_resolve(int requested, uint64_t period_ns, char *note,
                          size_t notelen);
 
-/* Per thread, reg_lock held (t may be another thread). create: the
- * session's engine, else a timer (*fallback set, warned once); 0 or a
- * negative error with errno set. settime: first period after first_ns,
- * then every period_ns (perf: first_ns is ignored, a period from now).
- * pause: no more signals, the source kept. destroy: gone. */
+/* One engine, as a table of operations (async-profiler's Engine classes).
+ * create, settime, pause and destroy: per thread, reg_lock held (t may be
+ * another thread); create sets t->engine and t->has_timer, settime arms
+ * the first period after first_ns then every period_ns (perf: first_ns is
+ * the first period's length when shorter), pause stops the signals and
+ * keeps the source. periods and rearm: Signal-safe, called by the handler
+ * on t's thread for one of t's signals: the periods it stands for (see
+ * above), and what the source needs to signal again. */
+typedef struct recs__engine_ops {
+    int engine;                    /* RECS_ENGINE_TIMER or _PERF */
+    const char *name;              /* in recordings and messages */
+    int  (*create)(struct recs__thread *t, uint64_t period_ns);
+    int  (*settime)(struct recs__thread *t, uint64_t period_ns,
+                    uint64_t first_ns);
+    int  (*pause)(struct recs__thread *t);
+    void (*destroy)(struct recs__thread *t);
+    uint64_t (*periods)(struct recs__thread *t, const siginfo_t *si);
+    void (*rearm)(struct recs__thread *t, const siginfo_t *si);
+} recs__engine_ops;
+
+__attribute__((visibility("hidden"))) extern const recs__engine_ops recs__timer_ops;
+__attribute__((visibility("hidden"))) extern const recs__engine_ops recs__perf_ops;
+
+/* The engine's operations (a timer's for anything but RECS_ENGINE_PERF). */
+static inline const recs__engine_ops *recs__engine_ops_of(int engine)
+{
+    return engine == RECS_ENGINE_PERF ? &recs__perf_ops : &recs__timer_ops;
+}
+
+/* Per thread, through t's engine. create: the session's engine, else a
+ * timer (*fallback set, warned once); 0 or a negative error with errno
+ * set. */
 int  recs__engine_create(struct recs__thread *t, uint64_t period_ns,
                          bool *fallback);
 int  recs__engine_settime(struct recs__thread *t, uint64_t period_ns,
@@ -66,18 +93,6 @@ int  recs__engine_settime(struct recs__thread *t, uint64_t period_ns,
 int  recs__engine_pause(struct recs__thread *t);
 void recs__engine_destroy(struct recs__thread *t);
 
-/* engine-timer.c: the timer itself (also the perf fallback). */
-int  recs__timer_create(struct recs__thread *t);
-int  recs__timer_settime(struct recs__thread *t, uint64_t period_ns,
-                         uint64_t first_ns);
-void recs__timer_delete(struct recs__thread *t);
-
-/* engine-perf.c */
-int  recs__perf_create(struct recs__thread *t, uint64_t period_ns);
-int  recs__perf_set_period(struct recs__thread *t, uint64_t period_ns,
-                           uint64_t first_ns);
-int  recs__perf_pause(struct recs__thread *t);
-void recs__perf_close(struct recs__thread *t);
 /* Fork child: the parent's events are not ours; their fds are closed. */
 void recs__perf_forget_all(void);
 

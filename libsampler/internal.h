@@ -335,46 +335,21 @@ static inline bool recs__signal_ours(const siginfo_t *si)
            recs__fd_in(recs__perf_fds_seen, si->si_fd);
 }
 
-/* Signal-safe. The periods one of our signals stands for, to add to K:
- * a timer's 1 + overruns; for a perf overflow, the whole periods of CPU
- * time since the arming's origin not yet in K (0: an earlier signal
- * already covered them). */
+/* Signal-safe. The periods one of our signals stands for, to add to K,
+ * and what its source needs to signal again: the engine that sent it (a
+ * timer's signal says SI_TIMER). */
 static inline uint64_t recs__signal_periods(recs__thread *t,
                                             const siginfo_t *si)
 {
-    struct timespec ts;
-    uint64_t cpu, origin, period, e, k;
-
-    if (si->si_code == SI_TIMER)
-        return (uint64_t)(si->si_overrun > 0 ? si->si_overrun : 0) + 1;
-    period = atomic_load_explicit(&t->period_ns, memory_order_relaxed);
-    origin = atomic_load_explicit(&t->origin_cpu, memory_order_relaxed);
-    if (!period || clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
-        return 1;
-    cpu = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-    /* origin may lie before the thread's start (its first phase):
-     * modular arithmetic, as the clock's reading minus the origin. */
-    e = (int64_t)(cpu - origin) > 0 ? (cpu - origin) / period : 0;
-    k = atomic_load_explicit(&t->expiries, memory_order_relaxed);
-    return e > k ? e - k : 0;
+    return (si->si_code == SI_TIMER ? &recs__timer_ops : &recs__perf_ops)
+        ->periods(t, si);
 }
 
-/* Signal-safe. A perf event is armed for one overflow at a time
- * (PERF_EVENT_IOC_REFRESH 1): a thread that keeps the signal blocked has
- * at most one pending (a real-time signal would otherwise queue one per
- * period). Its signal, once taken, re-arms it. */
 static inline void recs__signal_rearm(recs__thread *t, const siginfo_t *si)
 {
-    if (si->si_code != SI_TIMER && t && t->perf_fd >= 0 &&
-        si->si_fd == t->perf_fd && atomic_load(&recs__g.running)) {
-        if (atomic_load_explicit(&t->perf_first, memory_order_relaxed) &&
-            atomic_exchange(&t->perf_first, 0)) {
-            uint64_t p = atomic_load_explicit(&t->period_ns,
-                                              memory_order_relaxed);
-            ioctl(t->perf_fd, PERF_EVENT_IOC_PERIOD, &p);
-        }
-        ioctl(t->perf_fd, PERF_EVENT_IOC_REFRESH, 1);
-    }
+    if (t)
+        (si->si_code == SI_TIMER ? &recs__timer_ops : &recs__perf_ops)
+            ->rearm(t, si);
 }
 
 /* The constructors that resolve libc's functions behind our interposers
