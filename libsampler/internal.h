@@ -6,9 +6,13 @@
  * async-signal-safe function, may run; tagged "Signal-safe."):
  *   handler.c   the handler, the forwarding of the program's signals,
  *               the fatal-signal path
- *   fpwalk.c    the bounds-checked frame-pointer walk
+ *   fpwalk.c    the bounds-checked frame-pointer walk, and the walk of
+ *               a stack that is not the thread's (a goroutine's) read
+ *               through process_vm_readv
  *   unwind-walk.c  the CFI walk over the current unwind set
- *               (unwind-mods.c publishes it)
+ *               (unwind-mods.c publishes it, JIT code's ranges included)
+ *   engine-timer.c, engine-perf.c  each engine's periods and rearm hooks
+ *               (recs__engine_ops)
  *   queue.h     the per-thread request queue and its tri-state lock
  *   sigwait.c   sigwait/sigtimedwait/signalfd: our signals kept from the
  *               program's waits; raise/pthread_kill of the sampling signal
@@ -29,7 +33,8 @@
  * Threads and sessions:
  *   thread.c    per-thread state, registration, armings, teardown
  *   engine.c, engine-timer.c, engine-perf.c   the signal's source per
- *               thread: a CPU-time timer or a perf_event (engine.h)
+ *               thread: a CPU-time timer or a perf_event, one table of
+ *               operations each (engine.h)
  *   preload.c   LD_PRELOAD entry: constructor, pthread_create, fork, exec
  *   sampler.c   start/stop of a recording, the sampler thread
  *   config.c    a session's options: recs_options or the REC_* variables
@@ -50,6 +55,8 @@
  *               their files and debug files, ELF symbol tables, DWARF lines
  *               and inlines, the CFI leaf rule (symbols.h, sym-internal.h)
  *   dwload.c    libdw, libelf, liblzma loaded on first use (dwload.h)
+ *   jit.c       code of no module: the executable mappings no file backs,
+ *               and the names of the runtime's perf map (jit.h)
  * Modules and their tables (sampler thread, outside the handler):
  *   modules.c   what a loaded module's program headers say (build-id)
  *   unwind-mods.c  the module set the walk reads, and its tables, built
