@@ -142,16 +142,19 @@ static int first_module_is_go(struct dl_phdr_info *info, size_t size, void *arg)
 /* Posted by the sampler thread once it runs (start_sampler_thread). */
 static sem_t sampler_running;
 
+/* Whether the program is Go's (found by the thread that starts the
+ * sampler thread: a walk of the loader's list there cannot meet a fork). */
+static bool program_is_go;
+
 static void *sampler_main(void *arg)
 {
     bool busy = recs__g.cfg.flush_auto;   /* the start is busy */
     unsigned idle = 0;                    /* wake-ups in a row with nothing */
     uint64_t busy_nap = RECS_BUSY_NS, born = recs__now_ns(), last_drain = born;
-    bool go = false;
+    bool go = program_is_go;
 
     (void)arg;
     sem_post(&sampler_running);
-    dl_iterate_phdr(first_module_is_go, &go);
     while (!atomic_load(&recs__g.quit)) {
         struct timespec until;
         uint64_t now, news;
@@ -240,6 +243,8 @@ static int start_sampler_thread(void)
     sigset_t all, old;
     int rc;
 
+    program_is_go = false;
+    dl_iterate_phdr(first_module_is_go, &program_is_go);
     /* The sampler thread takes no signal: process-directed ones go to the
      * program's threads as before. */
     sigfillset(&all);

@@ -565,8 +565,13 @@ void recs__uw_reclaim(void)
 {
     unsigned long long c[2] = { 0, 0 };
 
-    /* The loader's counters say whether anything was (un)loaded. */
+    /* The loader's counters say whether anything was (un)loaded. Under
+     * uw_lock, as every walk of the loader's list here: a fork waits for
+     * it (recs__uw_fork_prepare), so that no thread of ours holds the
+     * loader's lock in the child, whose start walks that list too. */
+    pthread_mutex_lock(&uw_lock);
     dl_iterate_phdr(counters_cb, c);
+    pthread_mutex_unlock(&uw_lock);
     if (atomic_load(&uw_stale) || c[0] != last_adds || c[1] != last_subs) {
         last_adds = c[0];
         last_subs = c[1];
