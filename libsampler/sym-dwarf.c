@@ -25,15 +25,37 @@ static const char *die_name(Dwarf_Die *die)
     return n;
 }
 
-struct cu_range {
+/* The code [lo, hi) of a DIE (a CU, a subprogram). */
+struct die_range {
     uint64_t lo, hi;
-    Dwarf_Off off;                   /* of the CU DIE */
+    Dwarf_Off off;                   /* of the DIE */
 };
 
-static int cmp_cu_range(const void *a, const void *b)
+static int cmp_die_range(const void *a, const void *b)
 {
-    const struct cu_range *x = a, *y = b;
+    const struct die_range *x = a, *y = b;
     return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* The DIE of the range in v (sorted by lo) that holds vaddr: the last
+ * starting at or before it, or one of the few before that (ranges may
+ * overlap). */
+static bool die_at(Dwarf *dw, const struct die_range *v, size_t n,
+                   uint64_t vaddr, Dwarf_Die *die)
+{
+    size_t lo = 0, hi = n;
+
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (v[mid].lo <= vaddr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (size_t i = lo, k = 0; i-- > 0 && k < 8; k++)
+        if (vaddr < v[i].hi)
+            return dwarf_offdie(dw, v[i].off, die) != NULL;
+    return false;
 }
 
 /* Address ranges of every CU, for when .debug_aranges is missing or
@@ -44,7 +66,7 @@ static void build_cu_table(recs__module *m)
 {
     Dwarf_Off off = 0, next;
     size_t hsize, n = 0, cap = 0;
-    struct cu_range *v = NULL;
+    struct die_range *v = NULL;
 
     m->cus_built = true;
     while (dwarf_nextcu(m->dwarf, off, &next, &hsize, NULL, NULL, NULL) == 0) {
@@ -57,7 +79,7 @@ static void build_cu_table(recs__module *m)
                 if (end <= start)
                     continue;
                 if (n == cap) {
-                    struct cu_range *nv;
+                    struct die_range *nv;
                     cap = cap ? 2 * cap : 256;
                     nv = realloc(v, cap * sizeof *v);
                     if (!nv) {
@@ -66,39 +88,24 @@ static void build_cu_table(recs__module *m)
                     }
                     v = nv;
                 }
-                v[n++] = (struct cu_range){ start, end, off + hsize };
+                v[n++] = (struct die_range){ start, end, off + hsize };
             }
         }
         off = next;
     }
     if (n)
-        qsort(v, n, sizeof *v, cmp_cu_range);
+        qsort(v, n, sizeof *v, cmp_die_range);
     m->cus = v;
     m->ncus = n;
 }
 
 static bool find_cu(recs__module *m, uint64_t vaddr, Dwarf_Die *cudie)
 {
-    const struct cu_range *v;
-    size_t lo = 0, hi;
-
     if (dwarf_addrdie(m->dwarf, vaddr, cudie))
         return true;
     if (!m->cus_built)
         build_cu_table(m);
-    v = m->cus;
-    hi = m->ncus;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (v[mid].lo <= vaddr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    for (size_t i = lo, k = 0; i-- > 0 && k < 8; k++)
-        if (vaddr < v[i].hi)
-            return dwarf_offdie(m->dwarf, v[i].off, cudie) != NULL;
-    return false;
+    return die_at(m->dwarf, m->cus, m->ncus, vaddr, cudie);
 }
 
 #define MAX_NEST 64
@@ -129,19 +136,8 @@ static int pc_chain(Dwarf_Die *parent, uint64_t vaddr, Dwarf_Die *chain, int dep
     return depth;
 }
 
-struct fn_range {
-    uint64_t lo, hi;
-    Dwarf_Off off;                   /* of the subprogram DIE */
-};
-
-static int cmp_fn_range(const void *a, const void *b)
-{
-    const struct fn_range *x = a, *y = b;
-    return x->lo < y->lo ? -1 : x->lo > y->lo;
-}
-
 struct fn_list {
-    struct fn_range *v;
+    struct die_range *v;
     size_t n, cap;
     bool nomem;
 };
@@ -162,7 +158,7 @@ static void collect_fns(Dwarf_Die *parent, struct fn_list *l)
                     continue;
                 if (l->n == l->cap) {
                     size_t cap = l->cap ? 2 * l->cap : 64;
-                    struct fn_range *v = realloc(l->v, cap * sizeof *v);
+                    struct die_range *v = realloc(l->v, cap * sizeof *v);
                     if (!v) {
                         l->nomem = true;
                         return;
@@ -170,7 +166,7 @@ static void collect_fns(Dwarf_Die *parent, struct fn_list *l)
                     l->v = v;
                     l->cap = cap;
                 }
-                l->v[l->n++] = (struct fn_range){ start, end, dwarf_dieoffset(&child) };
+                l->v[l->n++] = (struct die_range){ start, end, dwarf_dieoffset(&child) };
             }
         } else if (tag == DW_TAG_namespace || tag == DW_TAG_module) {
             collect_fns(&child, l);   /* functions of a namespace are its children */
@@ -185,7 +181,7 @@ static void index_cu(recs__module *m, Dwarf_Die *cudie)
 {
     Dwarf_Off off = dwarf_dieoffset(cudie);
     struct fn_list l = { 0 };
-    struct fn_range *merged;
+    struct die_range *merged;
     Dwarf_Off *cus;
     size_t i, j, k;
 
@@ -202,7 +198,7 @@ static void index_cu(recs__module *m, Dwarf_Die *cudie)
         free(l.v);
         return;
     }
-    qsort(l.v, l.n, sizeof *l.v, cmp_fn_range);
+    qsort(l.v, l.n, sizeof *l.v, cmp_die_range);
     merged = malloc((m->nfns + l.n) * sizeof *merged);
     if (!merged) {
         free(l.v);
@@ -220,21 +216,8 @@ static void index_cu(recs__module *m, Dwarf_Die *cudie)
 /* The subprogram DIE whose code holds vaddr. */
 static bool find_fn(recs__module *m, Dwarf_Die *cudie, uint64_t vaddr, Dwarf_Die *fn)
 {
-    size_t lo = 0, hi;
-
     index_cu(m, cudie);
-    hi = m->nfns;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (m->fns[mid].lo <= vaddr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    for (size_t i = lo, k = 0; i-- > 0 && k < 8; k++)
-        if (vaddr < m->fns[i].hi)
-            return dwarf_offdie(m->dwarf, m->fns[i].off, fn) != NULL;
-    return false;
+    return die_at(m->dwarf, m->fns, m->nfns, vaddr, fn);
 }
 
 size_t recs__module_srcframes(recs__module *m, uint64_t vaddr,

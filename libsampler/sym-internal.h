@@ -57,10 +57,10 @@ typedef struct recs__module {
     void *sym_own;                   /* syms and names built here, or */
     void *sym_map;                   /* mapped from the shared cache */
     size_t sym_map_len;
-    struct cu_range *cus;            /* CU address ranges (sym-elf.c) */
+    struct die_range *cus;           /* CU address ranges (sym-dwarf.c) */
     size_t ncus;
     bool cus_built;
-    struct fn_range *fns;            /* subprogram ranges of indexed CUs */
+    struct die_range *fns;           /* subprogram ranges of indexed CUs */
     size_t nfns;
     Dwarf_Off *fn_cus;               /* CUs indexed so far */
     size_t nfn_cus;
