@@ -120,14 +120,18 @@ static bool in_exec(uint64_t pc)
 {
     static uint64_t last_forced_ns;
     uint64_t now;
+    int code;
     bool module;
 
-    if (recs__symbols_is_executable(recs__g.sym, pc) || recs__uw_in_jit(pc))
+    if (recs__symbols_is_executable(recs__g.sym, pc))
+        return true;
+    code = recs__uw_code(pc);
+    if (code == RECS_CODE_JIT)
         return true;
     /* A library loaded since the symbolizer's last scan: the unwinder's
      * set may have it already (then a scan finds it: at most one a
      * millisecond), or not yet (a scan every RESCAN_NS). */
-    module = recs__uw_in_code(pc);
+    module = code == RECS_CODE_MODULE;
     now = recs__now_ns();
     if (module ? now - last_forced_ns < 1000000 : now - last_scan_ns < RESCAN_NS)
         return module;

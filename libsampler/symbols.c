@@ -12,6 +12,7 @@
  */
 #include <config.h>
 #include "sym-internal.h"
+#include "unwind.h"
 
 #include <dlfcn.h>
 #include <inttypes.h>
@@ -636,7 +637,12 @@ static const char *start_name(recs__symbols *s, const recs__module *m,
 
 /* Code of no module (JIT code): named from the runtime's perf map. Both
  * weak: the symbolizer is also linked without the unwinder. */
-extern bool recs__uw_in_jit(uint64_t pc) __attribute__((weak));
+extern int recs__uw_code(uint64_t pc) __attribute__((weak));
+
+static bool in_jit(uint64_t addr)
+{
+    return recs__uw_code && recs__uw_code(addr) == RECS_CODE_JIT;
+}
 extern const char *recs__jit_lookup(uint64_t pc, bool *provisional)
     __attribute__((weak));
 
@@ -654,7 +660,7 @@ static int jit_frame(recs__symbols *s, uint64_t addr, rec_id *id)
 /* Frames for addr (lock held). A return address that follows no symbol
  * but precedes one is the signal trampoline's (glibc puts a nop before
  * __restore_rt for the pc - 1 lookup): named by the next symbol. */
-static int resolve(recs__symbols *s, recs__module *m, uint64_t addr,
+static int resolve(recs__symbols *s, recs__module *m, bool jit, uint64_t addr,
                    rec_id *ids, size_t *n)
 {
     char name[300];
@@ -665,7 +671,7 @@ static int resolve(recs__symbols *s, recs__module *m, uint64_t addr,
     int rc;
 
     *n = 0;
-    if (!m && recs__uw_in_jit && recs__uw_in_jit(addr))
+    if (jit)
         return jit_frame(s, addr, &ids[(*n)++]);
     if (!m)
         return intern_frame(s, NULL, 0, addr, NULL, 0, false, &ids[(*n)++]);
@@ -705,6 +711,7 @@ int recs__symbols_frames(recs__symbols *s, uint64_t pc, bool is_return_address,
     struct cache_slot *e;
     recs__module *m;
     size_t k = 0;
+    bool jit;
     int rc;
 
     *n = 0;
@@ -730,14 +737,15 @@ int recs__symbols_frames(recs__symbols *s, uint64_t pc, bool is_return_address,
         m = find_module(s, addr);
     }
     s->retry = false;
-    rc = resolve(s, m, addr, ids, &k);
+    jit = !m && in_jit(addr);
+    rc = resolve(s, m, jit, addr, ids, &k);
     if (rc >= 0 && !s->retry)
         rc = cache_put(s, key, ids, k, m == NULL);
     else if (rc >= 0)
         rc = 1;
     /* In code the unwinder knows but no scan of ours found yet (a library
      * just loaded): provisional, its stack is not cached either. */
-    if (rc == 0 && !m && !(recs__uw_in_jit && recs__uw_in_jit(addr)))
+    if (rc == 0 && !m && !jit)
         rc = 1;
     pthread_mutex_unlock(&s->lock);
     if (rc < 0)

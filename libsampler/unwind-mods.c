@@ -446,28 +446,17 @@ static void jit_scan(void)
     stats.jit_ranges = njit;
 }
 
-/* 1 if pc lies in code of no module that a scan found (JIT code), 2 in a
- * module's segment, 0 in neither. */
-static int seg_kind(uint64_t pc)
+int recs__uw_code(uint64_t pc)
 {
     const recs_uw_seg *seg;
     int r;
 
     pthread_mutex_lock(&uw_lock);
     seg = recs__uw_find(atomic_load(&uw_set), pc);
-    r = !seg ? 0 : seg->mod == RECS_UW_JIT ? 1 : 2;
+    r = !seg ? RECS_CODE_NONE : seg->mod == RECS_UW_JIT ? RECS_CODE_JIT
+                                                          : RECS_CODE_MODULE;
     pthread_mutex_unlock(&uw_lock);
     return r;
-}
-
-bool recs__uw_in_jit(uint64_t pc)
-{
-    return seg_kind(pc) == 1;
-}
-
-bool recs__uw_in_code(uint64_t pc)
-{
-    return seg_kind(pc) != 0;
 }
 
 static int refresh(bool all)

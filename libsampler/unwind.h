@@ -200,12 +200,11 @@ const recs_uw_seg *recs__uw_find(const recs_uw_set *set, uint64_t pc);
  * its module (the module's load bias subtracted): 1 found, 0 no FDE covers
  * pc, -1 pc lies in no module of the current set (not scanned yet). */
 int recs__uw_symbolic_start(uint64_t pc, uint64_t *vaddr);
-/* Whether pc lies in an executable mapping of no file that the last scan
- * found (JIT code). */
-bool recs__uw_in_jit(uint64_t pc);
-/* Whether pc lies in any segment of the current set: a module's (one the
- * symbolizer may not have scanned yet) or JIT code. */
-bool recs__uw_in_code(uint64_t pc);
+/* What the current set says of pc: in no segment, in a module's (one the
+ * symbolizer may not have scanned yet), or in an executable mapping of no
+ * file that the last scan found (JIT code). */
+enum { RECS_CODE_NONE, RECS_CODE_MODULE, RECS_CODE_JIT };
+int recs__uw_code(uint64_t pc);
 /* Table figures for benchmarks: modules, rows, bytes, build time;
  * modules whose table is pending, tables taken from the shared cache and
  * tables stored there. */
