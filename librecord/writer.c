@@ -173,22 +173,26 @@ static int compress(rec_writer *w, const unsigned char *src, size_t len)
  * header is committed after them. */
 #define STAGE_MAX (1u << 20)
 
+/* Append len bytes (iov) at the end of the file. */
+static int append(rec_writer *w, struct iovec *iov, int n, size_t len)
+{
+    int rc = pwrite_all(w, iov, n, w->file_off);
+    if (rc)
+        return rc;
+    w->file_off += len;
+    atomic_fetch_add_explicit(&w->bytes, len, memory_order_relaxed);
+    return 0;
+}
+
 static int write_staged(rec_writer *w)
 {
-    if (!w->olen || w->error) {
-        w->olen = 0;
-        return w->error;
-    }
-    struct iovec iov = { w->obuf, w->olen };
-    int rc = pwrite_all(w, &iov, 1, w->file_off);
-    if (rc) {
-        w->olen = 0;
-        return rc;
-    }
-    w->file_off += w->olen;
-    atomic_fetch_add_explicit(&w->bytes, w->olen, memory_order_relaxed);
+    size_t len = w->olen;
+    struct iovec iov = { w->obuf, len };
+
     w->olen = 0;
-    return 0;
+    if (!len || w->error)
+        return w->error;
+    return append(w, &iov, 1, len);
 }
 
 /* Stage one block (write_staged writes it). */
@@ -220,27 +224,23 @@ static int write_block(rec_writer *w, unsigned kind, const unsigned char *data, 
     put_le32(h + REC_BH_RAW, (uint32_t)len);
     uint32_t crc = rec__crc32c(0, h, REC_BH_CRC);
     put_le32(h + REC_BH_CRC, rec__crc32c(crc, payload, stored));
-    if (w->olen && w->olen + sizeof h + stored > STAGE_MAX) {
+    size_t need = w->olen + sizeof h + stored;
+    if (w->olen && need > STAGE_MAX) {
         int rc = write_staged(w);
         if (rc)
             return rc;
+        need = sizeof h + stored;
     }
-    if (w->olen + sizeof h + stored > w->ocap) {
+    if (need > w->ocap) {
         size_t c = w->ocap ? w->ocap : 16384;
-        while (c < w->olen + sizeof h + stored)
+        while (c < need)
             c *= 2;
-        unsigned char *o = realloc(w->obuf, c);
+        unsigned char *o = need <= STAGE_MAX ? realloc(w->obuf, c) : NULL;
         if (!o) {
-            /* Written alone instead. */
-            int rc = write_staged(w);
+            /* Larger than a stage, or no memory for it: written alone. */
             struct iovec iov[2] = { { h, sizeof h }, { (void *)payload, stored } };
-            if (!rc)
-                rc = pwrite_all(w, iov, 2, w->file_off);
-            if (rc)
-                return rc;
-            w->file_off += sizeof h + stored;
-            atomic_fetch_add_explicit(&w->bytes, sizeof h + stored, memory_order_relaxed);
-            return 0;
+            int rc = write_staged(w);
+            return rc ? rc : append(w, iov, 2, sizeof h + stored);
         }
         w->obuf = o;
         w->ocap = c;
