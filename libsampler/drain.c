@@ -26,7 +26,7 @@ typedef struct titem {
     char name[16], parent_name[16];
     uint32_t nreq;
     size_t off;                /* into the batch buffer */
-    size_t slot_size;
+    size_t bytes;
     uint64_t lost_n[RECS_LOST_NREASONS], lost_ns[RECS_LOST_NREASONS];
     bool start, end, snapshot;
     int engine;                /* 0: no source */
@@ -187,17 +187,16 @@ static void collect(recs__thread *t, bool dead, bool final, bool scanned)
         t->sig_blocked = tid_in(btids, nbtids, t->tid);
     if (!(it = item_new()))
         return;
-    it->slot_size = t->q.slot_size;
     it->off = recs__g.batch_size;
     /* A dead thread has no handler left. After a stop every handler has
      * normally finished, but the stop's wait for them is bounded: a queue
      * still held by one is skipped rather than read torn. */
     locked = dead || recs__queue_try_dequeue_lock(&t->q, 100, pause_cpu);
     if (locked && t->q.slots && t->q.count &&
-        batch_reserve((size_t)t->q.count * t->q.slot_size) == 0) {
+        batch_reserve(t->q.used) == 0) {
         it->nreq = recs__queue_take(&t->q, recs__g.batch + recs__g.batch_size,
-                                   t->q.count, NULL);
-        recs__g.batch_size += (size_t)it->nreq * t->q.slot_size;
+                                   &it->bytes);
+        recs__g.batch_size += it->bytes;
     }
     if (locked && !dead)
         recs__queue_unlock(&t->q);
@@ -274,9 +273,10 @@ static void emit_item(const titem *it)
                             &ev.engine);
         rec_emit_ThreadStart(st, &ev);
     }
+    const unsigned char *p = recs__g.batch + it->off;
     for (uint32_t i = 0; i < it->nreq; i++) {
-        const recs__request *r =
-            (const recs__request *)(recs__g.batch + it->off + i * it->slot_size);
+        const recs__request *r = (const recs__request *)p;
+        p += recs__request_bytes(r);
         struct rec_CPUTimeSample ev;
         bool biased = false;
         memset(&ev, 0, sizeof ev);

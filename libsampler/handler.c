@@ -218,13 +218,15 @@ RECS_NO_SANITIZE static void fill_request(recs__thread *t, recs__request *r, con
     struct timespec ts;
     uint64_t lo = t->stack_lo, hi = t->stack_hi, bx = 0;
     bool truncated = false, early = false;
+    uint64_t *frames;
 
     clock_gettime(CLOCK_MONOTONIC, &ts);
     r->time_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
     r->period_ns = period;
-    r->flags = 0;
+    r->flags = t->q.window ? RECS_REQ_WINDOW : 0;
     r->nframes = 0;
     r->nwindow = 0;
+    frames = recs__request_frames(r);
 #if defined(__x86_64__)
     r->pc = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
     r->sp = (uint64_t)uc->uc_mcontext.gregs[REG_RSP];
@@ -252,16 +254,15 @@ RECS_NO_SANITIZE static void fill_request(recs__thread *t, recs__request *r, con
      * kernel refuses. */
     if (!recs__in_stack(r->sp, 8, lo, hi)) {
         unsigned got = 0;
-        int n = recs__fp_walk_foreign(r->fp, r->sp, r->frames, t->q.depth,
-                                      &truncated, r->window,
-                                      recs__g.cfg.fp_walker ? RECS_WINDOW_WORDS : 0,
-                                      &got);
+        int n = recs__fp_walk_foreign(r->fp, r->sp, frames, t->q.depth,
+                                      &truncated, recs__request_window(r),
+                                      t->q.window, &got);
         if (n < 0) {
             r->flags |= RECS_REQ_TRUNCATED;
             return;
         }
         r->nwindow = (uint16_t)got;
-        r->nframes = (uint16_t)recs__uw_keep_code(recs__uw_current(), r->frames,
+        r->nframes = (uint16_t)recs__uw_keep_code(recs__uw_current(), frames,
                                                   (unsigned)n);
         if ((unsigned)n > r->nframes || truncated)
             r->flags |= RECS_REQ_TRUNCATED;
@@ -271,18 +272,17 @@ RECS_NO_SANITIZE static void fill_request(recs__thread *t, recs__request *r, con
             r->flags |= RECS_REQ_COMPLETE;
         return;
     }
-    if (recs__g.cfg.fp_walker) {
+    if (t->q.window) {
         /* Only the frame-pointer mode's leaf correction reads it. */
         uint64_t avail = (hi - r->sp) / 8;
-        unsigned nw = avail < RECS_WINDOW_WORDS ? (unsigned)avail
-                                                : RECS_WINDOW_WORDS;
-        recs__copy_stack(r->window, r->sp, nw);
+        unsigned nw = avail < t->q.window ? (unsigned)avail : t->q.window;
+        recs__copy_stack(recs__request_window(r), r->sp, nw);
         r->nwindow = (uint16_t)nw;
     }
     /* Frames lie above sp: a tighter lower bound than the stack's. */
     r->nframes = (uint16_t)recs__uw_stack(!recs__g.cfg.fp_walker, r->pc,
                                           r->sp, r->fp, bx, r->sp, hi,
-                                          r->frames, t->q.depth, &truncated,
+                                          frames, t->q.depth, &truncated,
                                           &early);
     if (!recs__g.cfg.fp_walker)
         r->flags |= RECS_REQ_COMPLETE;
@@ -338,12 +338,12 @@ static void on_signal(int sig, siginfo_t *si, void *ucv)
      * the code's that signal interrupted. */
     fill_request(t, r, si, (const ucontext_t *)(recs__wrap_uc ? recs__wrap_uc
                                                               : ucv), period);
-    recs__queue_commit(&t->q);
     /* Half full: wake the sampler thread before its timeout (sem_post is
      * async-signal-safe; a futex wake only when it sleeps). Queues are
-     * small at large depths (7 slots at 1024 frames). A one-slot queue
-     * (REC_QUEUE_CAPACITY=1, tests) is left to the timeout. */
-    if (t->q.capacity >= 2 && t->q.count == t->q.capacity / 2)
+     * small at large depths (7 requests at 1024 frames). A one-request
+     * queue (REC_QUEUE_CAPACITY=1, tests) is left to the timeout. */
+    if (recs__queue_commit(&t->q, r) &&
+        t->q.size >= 2 * recs__request_size(t->q.depth, t->q.window))
         sem_post(&recs__g.wake);
     /* The first sample after an idle spell: the short cadence starts now
      * rather than at the end of a long nap (one post per idle spell). */

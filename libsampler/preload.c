@@ -247,6 +247,7 @@ static void fork_child(void)
     if (self) {
         memset(&self->lost, 0, sizeof self->lost);
         self->q.count = 0;
+        self->q.used = 0;
         atomic_store(&self->q.lock, RECS_UNLOCKED);
         self->has_timer = self->in_session = self->start_pending = false;
         self->perf_fd = -1;

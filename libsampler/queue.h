@@ -27,38 +27,61 @@ enum { RECS_UNLOCKED = 0, RECS_ENQUEUE = 1, RECS_DEQUEUE = 2 };
 #define RECS_REQ_TRUNCATED 0x02u  /* the walk stopped at the depth limit */
 #define RECS_REQ_COMPLETE  0x04u  /* CFI walk: no frameless-leaf correction */
 #define RECS_REQ_EARLY     0x08u  /* a module's table was not built yet */
+#define RECS_REQ_WINDOW    0x10u  /* words[] starts with the window */
 
-/* One sample request as the handler leaves it; frames[] has the queue's
- * depth slots, nframes of them valid (return addresses, innermost first,
- * the interrupted pc excluded). */
+/* One sample request as the handler leaves it, followed in words[] by the
+ * stack window (RECS_WINDOW_WORDS words, nwindow of them valid; only with
+ * RECS_REQ_WINDOW: the frame-pointer mode's leaf correction alone reads
+ * it), then nframes return addresses (innermost first, the interrupted pc
+ * excluded). A request takes only the bytes it fills: stacks are mostly
+ * far shorter than the depth, so a queue holds several times more of
+ * them, and the sampler thread, woken when one is half full, sleeps
+ * longer. */
 typedef struct recs__request {
     uint64_t time_ns;          /* CLOCK_MONOTONIC */
     uint64_t period_ns;        /* period * (overrun + 1) */
     uint64_t pc, sp, fp, lr;   /* lr: aarch64 link register, else 0 */
     uint16_t nframes;
-    uint16_t nwindow;          /* valid words in window[] */
+    uint16_t nwindow;          /* valid words of the window */
     uint32_t flags;
-    uint64_t window[RECS_WINDOW_WORDS];
-    uint64_t frames[];
+    uint64_t words[];
 } recs__request;
 
 typedef struct recs__queue {
     _Atomic uint32_t lock;
-    uint32_t capacity;         /* slots */
-    uint32_t count;            /* filled slots; written under the lock */
-    uint32_t depth;            /* frames per slot */
-    size_t slot_size;
-    unsigned char *slots;      /* capacity * slot_size bytes */
+    uint32_t count;            /* requests; written under the lock */
+    uint32_t depth;            /* frames per request, at most */
+    uint32_t window;           /* window words each request reserves */
+    size_t size;               /* bytes at slots */
+    size_t used;               /* bytes filled; written under the lock */
+    unsigned char *slots;
 } recs__queue;
 
-static inline size_t recs__request_size(uint32_t depth)
+/* The bytes of the largest request: depth frames and window words. */
+static inline size_t recs__request_size(uint32_t depth, uint32_t window)
 {
-    return (sizeof(recs__request) + depth * sizeof(uint64_t) + 15) & ~(size_t)15;
+    return sizeof(recs__request) + ((size_t)depth + window) * sizeof(uint64_t);
 }
 
-static inline recs__request *recs__queue_slot(const recs__queue *q, uint32_t i)
+/* Signal-safe. (Like strchr, const in, writable out: the handler fills
+ * what the drain reads.) */
+static inline uint64_t *recs__request_window(const recs__request *r)
 {
-    return (recs__request *)(q->slots + (size_t)i * q->slot_size);
+    return (uint64_t *)r->words;
+}
+
+/* Signal-safe. */
+static inline uint64_t *recs__request_frames(const recs__request *r)
+{
+    return (uint64_t *)r->words +
+           (r->flags & RECS_REQ_WINDOW ? RECS_WINDOW_WORDS : 0);
+}
+
+/* Signal-safe. The bytes r takes, as filled. */
+static inline size_t recs__request_bytes(const recs__request *r)
+{
+    return recs__request_size(r->nframes,
+                              r->flags & RECS_REQ_WINDOW ? RECS_WINDOW_WORDS : 0);
 }
 
 /* Signal-safe. Take the queue for enqueueing: false if anyone holds it. */
@@ -70,18 +93,24 @@ static inline bool recs__queue_try_enqueue_lock(recs__queue *q)
         memory_order_acquire, memory_order_relaxed);
 }
 
-/* Signal-safe. The slot to fill, or NULL when full (caller unlocks). */
+/* Signal-safe. Room for the largest request, or NULL when full (caller
+ * unlocks). */
 static inline recs__request *recs__queue_reserve(recs__queue *q)
 {
-    if (q->count >= q->capacity)
+    if (!q->slots ||
+        q->size - q->used < recs__request_size(q->depth, q->window))
         return NULL;
-    return recs__queue_slot(q, q->count);
+    return (recs__request *)(q->slots + q->used);
 }
 
-/* Signal-safe. Publish the reserved slot. */
-static inline void recs__queue_commit(recs__queue *q)
+/* Signal-safe. Publish the request filled at the reserved place; true
+ * when the queue just became half full. */
+static inline bool recs__queue_commit(recs__queue *q, const recs__request *r)
 {
+    size_t half = q->size / 2, before = q->used;
+    q->used += recs__request_bytes(r);
     q->count++;
+    return before < half && q->used >= half;
 }
 
 /* Signal-safe. */
@@ -108,18 +137,17 @@ static inline bool recs__queue_try_dequeue_lock(recs__queue *q, int tries,
     return false;
 }
 
-/* Copy up to max requests out (the caller holds DEQUEUE) and empty the
- * queue; returns the number copied. Requests beyond max are dropped and
- * reported through *dropped (callers size dst to capacity so none are). */
-static inline uint32_t recs__queue_take(recs__queue *q, void *dst, uint32_t max,
-                                       uint32_t *dropped)
+/* Copy every request out to dst, which has room for q->size bytes (the
+ * caller holds DEQUEUE), and empty the queue; returns the number of
+ * requests, and their bytes in *bytes. */
+static inline uint32_t recs__queue_take(recs__queue *q, void *dst, size_t *bytes)
 {
-    uint32_t n = q->count < max ? q->count : max;
-    if (n)
-        memcpy(dst, q->slots, (size_t)n * q->slot_size);
-    if (dropped)
-        *dropped = q->count - n;
+    uint32_t n = q->count;
+    *bytes = q->used;
+    if (q->used)
+        memcpy(dst, q->slots, q->used);
     q->count = 0;
+    q->used = 0;
     return n;
 }
 

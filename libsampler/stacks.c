@@ -159,7 +159,8 @@ static size_t build_key(const recs__request *r, uint64_t *key, bool *biased)
         uint64_t ret = 0;
         int rc;
         key[n++] = r->pc;
-        rc = recs__symbols_leaf_return(recs__g.sym, r->pc, r->sp, r->window,
+        rc = recs__symbols_leaf_return(recs__g.sym, r->pc, r->sp,
+                                      recs__request_window(r),
                                       r->nwindow, &ret);
         if (rc == 1 && r->lr)
             ret = r->lr;
@@ -169,15 +170,16 @@ static size_t build_key(const recs__request *r, uint64_t *key, bool *biased)
             key[n++] = ret;
             /* The chain may already start at that caller (a walk from a
              * frame the leaf did set up, seen through a stale rbp). */
-            if (r->nframes && r->frames[0] == ret)
+            if (r->nframes && recs__request_frames(r)[0] == ret)
                 first = 1;
         }
     } else {
         *biased = true;
         flags |= 1;
     }
+    const uint64_t *frames = recs__request_frames(r);
     for (uint32_t i = first; i < r->nframes && n < MAX_PCS; i++)
-        key[n++] = r->frames[i];
+        key[n++] = frames[i];
     /* A walk that stopped at a module whose table was not built yet is
      * short, not complete. */
     if (r->flags & (RECS_REQ_TRUNCATED | RECS_REQ_EARLY))

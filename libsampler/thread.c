@@ -117,7 +117,7 @@ void recs__thread_key_init(void)
 
 uint32_t recs__queue_capacity(uint64_t period_ns, unsigned depth)
 {
-    size_t slot = recs__request_size(depth);
+    size_t slot = recs__request_size(depth, recs__g.cfg.fp_walker ? RECS_WINDOW_WORDS : 0);
     size_t budget = (RECS_THREAD_BYTES - sizeof(recs__thread)) / slot;
     /* A timer signals at most once per tick (1 ms at HZ=1000, overruns
      * folded in); a perf event once per period. */
@@ -125,7 +125,7 @@ uint32_t recs__queue_capacity(uint64_t period_ns, unsigned depth)
     uint64_t per = period_ns > floor ? period_ns : floor;
     /* The signals of the longest busy nap, twice over: the handler wakes
      * the sampler thread at half full, which may run late on a busy
-     * machine. */
+     * machine. Counted at the full depth: shorter stacks fit more. */
     uint64_t cap = 2 * (RECS_BUSY_MAX_NS + per - 1) / per;
 
     if (recs__g.cfg.queue_capacity)
@@ -194,27 +194,30 @@ void recs__thread_free(recs__thread *t)
 static int queue_prepare(recs__thread *t)
 {
     unsigned depth = recs__g.cfg.depth;
-    uint32_t cap = recs__g.capacity;
-    size_t slot = recs__request_size(depth);
+    unsigned window = recs__g.cfg.fp_walker ? RECS_WINDOW_WORDS : 0;
+    size_t size = (size_t)recs__g.capacity * recs__request_size(depth, window);
 
     /* A handler can no longer be abandoned mid-enqueue (it runs with
      * every signal blocked), but a lock left by one before a fork or by
      * any other accident must not cost this thread every later sample. */
     atomic_store(&t->q.lock, RECS_UNLOCKED);
-    if (t->q.slots && t->q.depth == depth && t->q.capacity == cap) {
+    if (t->q.slots && t->q.depth == depth && t->q.window == window &&
+        t->q.size == size) {
         t->q.count = 0;
+        t->q.used = 0;
         return 0;
     }
     free(t->q.slots);
-    t->q.slots = malloc((size_t)cap * slot);
+    t->q.slots = malloc(size);
     if (!t->q.slots) {
-        t->q.capacity = 0;
+        t->q.size = 0;
         return REC_ENOMEM;
     }
-    t->q.capacity = cap;
+    t->q.size = size;
     t->q.depth = depth;
-    t->q.slot_size = slot;
+    t->q.window = window;
     t->q.count = 0;
+    t->q.used = 0;
     atomic_store(&t->q.lock, RECS_UNLOCKED);
     return 0;
 }

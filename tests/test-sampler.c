@@ -87,40 +87,63 @@ static void test_queue(void)
 {
     recs__queue q;
     unsigned char copy[4 * 1024];
-    recs__request *r;
-    uint32_t dropped;
+    recs__request *r, *c;
+    size_t bytes, full = recs__request_size(4, 0);
+    uint32_t n;
 
     memset(&q, 0, sizeof q);
     q.depth = 4;
-    q.slot_size = recs__request_size(4);
-    q.capacity = 2;
-    q.slots = calloc(2, q.slot_size);
+    q.size = 2 * full;
+    q.slots = calloc(1, q.size);
 
     tap_ok(recs__queue_try_enqueue_lock(&q), "enqueue lock from UNLOCKED");
     tap_ok(!recs__queue_try_enqueue_lock(&q), "enqueue lock is not reentrant");
     tap_ok(!recs__queue_try_dequeue_lock(&q, 3, NULL), "drainer gives up while ENQUEUE");
     r = recs__queue_reserve(&q);
+    memset(r, 0, full);
     r->pc = 1;
-    recs__queue_commit(&q);
+    r->nframes = 4;
+    recs__request_frames(r)[3] = 0xf4;
+    tap_ok(recs__queue_commit(&q, r), "a full-depth request fills half: wake");
     recs__queue_unlock(&q);
 
     tap_ok(recs__queue_try_enqueue_lock(&q) && (r = recs__queue_reserve(&q)),
-           "second slot");
+           "room for a second full-depth request");
+    memset(r, 0, full);
     r->pc = 2;
-    recs__queue_commit(&q);
-    tap_ok(recs__queue_reserve(&q) == NULL, "full queue reserves nothing");
+    r->nframes = 1;
+    recs__request_frames(r)[0] = 0xf1;
+    tap_ok(!recs__queue_commit(&q, r), "already past half: no second wake");
+    tap_ok(q.used == full + recs__request_size(1, 0),
+           "a short request takes only its frames (%zu bytes)", q.used);
+    tap_ok(recs__queue_reserve(&q) == NULL,
+           "no room for another full-depth request: full");
     recs__queue_unlock(&q);
 
     tap_ok(recs__queue_try_dequeue_lock(&q, 1, NULL), "dequeue lock");
     tap_ok(!recs__queue_try_enqueue_lock(&q), "handler fails while DEQUEUE (lost: busy)");
-    tap_ok(recs__queue_take(&q, copy, 2, &dropped) == 2 && dropped == 0 &&
-           ((recs__request *)copy)->pc == 1 &&
-           ((recs__request *)(copy + q.slot_size))->pc == 2, "take copies in order");
-    tap_ok(q.count == 0, "take empties");
+    n = recs__queue_take(&q, copy, &bytes);
+    c = (recs__request *)copy;
+    tap_ok(n == 2 && bytes == full + recs__request_size(1, 0) && c->pc == 1 &&
+           recs__request_frames(c)[3] == 0xf4, "take copies the first request");
+    c = (recs__request *)(copy + recs__request_bytes(c));
+    tap_ok(c->pc == 2 && recs__request_frames(c)[0] == 0xf1,
+           "the second follows at the first's size");
+    tap_ok(q.count == 0 && q.used == 0, "take empties");
     recs__queue_unlock(&q);
     tap_ok(atomic_load(&q.lock) == RECS_UNLOCKED, "unlocked");
-    tap_ok(recs__request_size(64) % 16 == 0 && recs__request_size(64) >= 64 * 8 +
-           sizeof(recs__request), "slot size aligned and large enough");
+
+    r = (recs__request *)copy;
+    memset(r, 0, sizeof *r);
+    r->flags = RECS_REQ_WINDOW;
+    r->nframes = 2;
+    tap_ok(recs__request_frames(r) == r->words + RECS_WINDOW_WORDS &&
+           recs__request_window(r) == r->words &&
+           recs__request_bytes(r) == recs__request_size(2, RECS_WINDOW_WORDS),
+           "the window precedes the frames when the request has one");
+    tap_ok(recs__request_size(64, 0) % 8 == 0 &&
+           recs__request_size(64, 0) == 64 * 8 + sizeof(recs__request),
+           "request sizes keep 8-byte alignment");
     free(q.slots);
 }
 
@@ -145,7 +168,9 @@ static void *enqueuer(void *arg)
             continue;
         }
         r->pc = i;
-        recs__queue_commit(&sq);
+        r->flags = 0;
+        r->nframes = (uint16_t)(i % 3);
+        recs__queue_commit(&sq, r);
         recs__queue_unlock(&sq);
         enq++;
     }
@@ -161,22 +186,25 @@ static void test_queue_stress(void)
     int ordered = 1;
 
     memset(&sq, 0, sizeof sq);
-    sq.depth = 0;
-    sq.slot_size = recs__request_size(0);
-    sq.capacity = 16;
-    sq.slots = calloc(16, sq.slot_size);
+    sq.depth = 2;
+    sq.size = 16 * recs__request_size(2, 0);
+    sq.slots = calloc(1, sq.size);
     pthread_create(&t, NULL, enqueuer, NULL);
     for (;;) {
         int done = atomic_load(&stress_done);
         if (recs__queue_try_dequeue_lock(&sq, 1, NULL)) {
-            uint32_t n = recs__queue_take(&sq, buf, 16, NULL);
+            size_t bytes, off = 0;
+            uint32_t n = recs__queue_take(&sq, buf, &bytes);
             recs__queue_unlock(&sq);
             for (uint32_t i = 0; i < n; i++) {
-                uint64_t pc = ((recs__request *)(buf + i * sq.slot_size))->pc;
-                if (pc <= last)
+                const recs__request *r = (const recs__request *)(buf + off);
+                if (r->pc <= last || r->nframes != r->pc % 3)
                     ordered = 0;
-                last = pc;
+                last = r->pc;
+                off += recs__request_bytes(r);
             }
+            if (off != bytes)
+                ordered = 0;
             taken += n;
         }
         if (done && sq.count == 0)
@@ -188,7 +216,7 @@ static void test_queue_stress(void)
     tap_ok(enq + lost_busy + lost_full == 200000,
            "stress: enqueued + lost = attempts (busy %llu, full %llu)",
            (unsigned long long)lost_busy, (unsigned long long)lost_full);
-    tap_ok(ordered, "stress: requests drained in order");
+    tap_ok(ordered, "stress: requests drained in order, each at its own size");
     free(sq.slots);
 }
 
