@@ -94,8 +94,9 @@
  * wake-up costs it ~20 us of CPU (scheduler, futex, timer, IRQ time
  * charged to it) whatever it finds, and a flush ~35 us more, much more
  * than a sample. The queues hold the signals of RECS_BUSY_MAX_NS twice
- * over where RECS_THREAD_BYTES allows (at 10 ms and 64 frames, 92 slots:
- * 0.92 s). A handler that fills half of a queue,
+ * over where RECS_THREAD_BYTES allows (at 10 ms, 114 requests of the full
+ * 64 frames; of the 5 to 10 frames most stacks have, 400 to 650: the
+ * whole 2 s). A handler that fills half of a queue,
  * and a thread exit that leaves RECS_DEAD_WAKE threads to free, wake it
  * sooner. */
 #ifndef RECS_DRAIN_MAX_NS
@@ -107,12 +108,13 @@
  * samples is followed by another that flushes what it finds, timed so that
  * it should find about RECS_BUSY_BATCH items at the rate just seen, between
  * RECS_BUSY_NS and RECS_BUSY_MAX_NS later. A wake-up and its flush cost
- * 30 to 60 us (the futex, the writes' inode updates): spread over 64
- * samples, or over the 50 a thread sampled every 10 ms takes in
- * RECS_BUSY_MAX_NS, about 1 us each (bench/sampler-selfcost.sh; at 250 ms
- * such a thread paid 2). A SIGKILL then costs
- * each busy thread up to RECS_BUSY_MAX_NS of samples, which rec-start
- * counts lost when it seals the recording. A Go program, which always
+ * about 100 us on a VM (the futex and timer, about 55; the writes' inode
+ * updates, 40): spread over the 100 samples a thread sampled every 10 ms
+ * takes in RECS_BUSY_MAX_NS, 1 us each (bench/sampler-selfcost.sh; at
+ * 500 ms such a thread paid 2, at 250 ms 4). A SIGKILL then costs each
+ * busy thread up to RECS_BUSY_MAX_NS of samples, which rec-start counts
+ * lost when it seals the recording: the flush interval of JFR's own
+ * streams, 1 s. A Go program, which always
  * ends that way (a raw exit_group), naps at most 1/RECS_GO_AGE_PART of
  * the session's age: a short run loses a small part of itself, a long
  * one still reaches the long naps. An idle process (nothing new) goes
@@ -122,8 +124,8 @@
 #ifndef RECS_BUSY_NS
 #define RECS_BUSY_NS         10000000ull
 #endif
-#define RECS_BUSY_MAX_NS     500000000ull
-#define RECS_BUSY_BATCH      64
+#define RECS_BUSY_MAX_NS     1000000000ull
+#define RECS_BUSY_BATCH      128
 #define RECS_GO_AGE_PART     32
 /* With the default cadence, each wake-up in a row that finds nothing
  * doubles the nap, up to RECS_IDLE_MAX_NS: an idle process costs about one
