@@ -15,13 +15,14 @@
 #include <unistd.h>
 
 /* A thread's name is read again 10 ms and 110 ms after it is first
- * seen, then every second: threads name themselves just after they
- * start, often after the first drain has seen them. (Each read opens a
- * /proc file: a doubling schedule made them a sixth of the sampler
- * thread's CPU time in a short run.) */
+ * seen: threads name themselves just after they start, often after the
+ * first drain has seen them. Then it is read again when a rename rec
+ * sees happened (names.c), and every 10 s for those it cannot see. (Each
+ * read opens a /proc file: once a second, they were a fifth of the
+ * sampler thread's CPU time on a busy single-threaded program.) */
 #define NAME_FIRST_NS   10000000ull
 #define NAME_SECOND_NS  100000000ull
-#define NAME_REFRESH_NS 1000000000ull
+#define NAME_REFRESH_NS 10000000000ull
 
 static rec_id str_id(const char *s)
 {
@@ -163,6 +164,7 @@ rec_id recs__thread_ref(recs__thread *t, bool ended, const char *name,
 {
     char path[64], comm[32];
     uint64_t now;
+    uint32_t epoch;
     ssize_t n;
 
     if (ended) {
@@ -173,9 +175,13 @@ rec_id recs__thread_ref(recs__thread *t, bool ended, const char *name,
         return t->ref;
     }
     now = recs__now_ns();
-    if (t->ref && !(refresh && now - t->ref_checked_ns >= t->ref_every_ns))
+    /* Read before the name: a rename during the read moves it again. */
+    epoch = atomic_load(&recs__names_epoch);
+    if (t->ref && !(refresh && (now - t->ref_checked_ns >= t->ref_every_ns ||
+                                epoch != t->ref_epoch)))
         return t->ref;
     t->ref_checked_ns = now;
+    t->ref_epoch = epoch;
     t->ref_every_ns = !t->ref ? NAME_FIRST_NS
                       : t->ref_every_ns < NAME_SECOND_NS ? NAME_SECOND_NS
                       : NAME_REFRESH_NS;

@@ -21,6 +21,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdarg.h>
+#include <sys/prctl.h>
 
 typedef void (*exit_fn)(int);
 typedef long (*syscall_fn)(long, ...);
@@ -124,6 +125,13 @@ RECS_NO_SANITIZE long syscall(long number, ...)
         }
         return recs__close_around((unsigned)a[0], (unsigned)a[1],
                                   (unsigned)a[2]);
+    }
+    if (number == SYS_prctl && a[0] == PR_SET_NAME) {
+        long rc = call_real(number, a);
+        int e = errno;
+        atomic_fetch_add(&recs__names_epoch, 1);   /* see names.c */
+        errno = e;
+        return rc;
     }
     return call_real(number, a);
 }

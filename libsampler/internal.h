@@ -205,6 +205,7 @@ typedef struct recs__thread {
     rec_id ref;                    /* Thread pool entry */
     uint64_t ref_checked_ns;       /* when the name was last read */
     uint64_t ref_every_ns;         /* and how long until the next read */
+    uint32_t ref_epoch;            /* recs__names_epoch at that read */
     char ref_name[16];
 
     /* The look for a blocked signal (drain.c), under reg_lock: signals
@@ -489,6 +490,8 @@ void recs__untracked_early_thread(void);
 /* emit.c */
 void recs__emit_settings(void);
 void recs__emit_process(void);
+/* names.c: bumped by every rename rec sees. */
+extern _Atomic uint32_t recs__names_epoch;
 rec_id recs__thread_ref(recs__thread *t, bool ended, const char *name,
                         bool refresh);
 rec_id recs__thread_ref_tid(pid_t tid, const char *name);

@@ -6,7 +6,11 @@
 WORKLOAD_CFLAGS = $(WARN_CFLAGS) $(PTHREAD_CFLAGS) -O2 -g \
 	-fno-omit-frame-pointer -fno-optimize-sibling-calls
 noinst_PROGRAMS += tests/workloads/demo tests/workloads/budget tests/workloads/stacks \
-	tests/workloads/sigblock tests/workloads/rawexit
+	tests/workloads/sigblock tests/workloads/rawexit tests/workloads/rename
+tests_workloads_rename_SOURCES = tests/workloads/rename.c
+tests_workloads_rename_CFLAGS = $(WORKLOAD_CFLAGS)
+tests_workloads_rename_LDFLAGS =
+tests_workloads_rename_LDADD = $(PTHREAD_LIBS)
 tests_workloads_rawexit_SOURCES = tests/workloads/rawexit.c
 tests_workloads_rawexit_CFLAGS = $(WORKLOAD_CFLAGS)
 tests_workloads_rawexit_LDFLAGS =
@@ -45,11 +49,11 @@ tests_test_symbols_LDADD = librecord/librecord.la $(ELF_LIBS) $(LZMA_LIBS) \
 TESTS += tests/test-symbols tests/test-start.sh tests/test-start-exit.sh \
 	tests/test-start-follow.sh tests/test-stacks.sh tests/test-start-losses.sh \
 	tests/test-start-runs.sh tests/test-start-engine.sh \
-	tests/test-start-full.sh tests/test-start-stream.sh
+	tests/test-start-full.sh tests/test-start-stream.sh tests/test-start-names.sh
 dist_check_SCRIPTS += tests/test-start.sh tests/test-start-exit.sh \
 	tests/test-start-follow.sh tests/test-stacks.sh tests/test-start-losses.sh \
 	tests/test-start-runs.sh tests/test-start-engine.sh \
-	tests/test-start-full.sh tests/test-start-stream.sh
+	tests/test-start-full.sh tests/test-start-stream.sh tests/test-start-names.sh
 
 # perf_event_open denied by a seccomp filter (the engine's fallback test).
 check_PROGRAMS += tests/noperf
