@@ -51,16 +51,19 @@
  *   stacks.c    request -> StackTrace (leaf correction, dedup cache)
  *   emit.c      events that describe the recording (settings, process, CPU)
  *   untracked.c threads the library never knew, read from /proc
- *   symbols.c, sym-elf.c, sym-table.c, sym-dwarf.c, sym-cfi.c   modules,
- *               their files and debug files, ELF symbol tables, DWARF lines
- *               and inlines, the CFI leaf rule (symbols.h, sym-internal.h)
+ *   symbols.c, sym-elf.c, sym-table.c, sym-dwarf.c, sym-cfi.c   the
+ *               registry's modules named: their files and debug files, ELF
+ *               symbol tables, DWARF lines and inlines, the CFI leaf rule
+ *               (symbols.h, sym-internal.h)
  *   dwload.c    libdw, libelf, liblzma loaded on first use (dwload.h)
  *   jit.c       code of no module: the executable mappings no file backs,
  *               and the names of the runtime's perf map (jit.h)
  * Modules and their tables (sampler thread, outside the handler):
  *   modules.c   what a loaded module's program headers say (build-id)
- *   unwind-mods.c  the module set the walk reads, and its tables, built
- *               when a walk first needs one (unwind.h)
+ *   unwind-mods.c  the module registry: the one walk of the loader's
+ *               list (under uw_lock, which a fork waits for), the set the
+ *               handler's walk reads, and its tables, built when a walk
+ *               first needs one (unwind.h); the symbolizer's modules
  *   unwind-build.c  .eh_frame and .debug_frame -> a table
  *   cache.c, unwind-cache.c   unwind and symbol tables shared across
  *               processes by build-id (cache.h)

@@ -3,12 +3,12 @@
  * the Module/Frame pool entries (see symbols.h). ELF/DWARF reading is in
  * sym-elf.c.
  *
- * The module list comes from dl_iterate_phdr, which sees exactly what the
- * loader mapped, with load biases and in-memory program headers (build-ids
- * are read from the PT_NOTE segments without opening any file). It is
- * called without our mutex held so that the lock order is never "ours, then
- * the loader's" against a dlopen constructor that might call into the
- * sampler.
+ * The module list comes from the module registry (unwind-mods.c), which
+ * walks the loader's list: exactly what the loader mapped, with load
+ * biases and in-memory program headers (build-ids are read from the
+ * PT_NOTE segments without opening any file). It is asked without our
+ * mutex held so that the lock order is never "ours, then the loader's"
+ * against a dlopen constructor that might call into the sampler.
  */
 #include <config.h>
 #include "sym-internal.h"
@@ -16,8 +16,8 @@
 
 #include <dlfcn.h>
 #include <inttypes.h>
+#include <link.h>             /* ElfW */
 #include <elf.h>
-#include <link.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,7 +59,7 @@ struct recs__symbols {
 /* Scanning                                                            */
 /* ------------------------------------------------------------------ */
 
-/* One module as dl_iterate_phdr reports it. */
+/* One module as the registry reports it. */
 struct found {
     char *path;
     uint64_t bias;
@@ -74,7 +74,6 @@ struct found_list {
     size_t n, cap;
     int err;
     uintptr_t vdso_ehdr;
-    bool first;
 };
 
 static char *self_exe(void)
@@ -88,37 +87,33 @@ static char *self_exe(void)
     return strdup(buf);
 }
 
-static int found_cb(struct dl_phdr_info *info, size_t size, void *arg)
+/* One module of the registry (under its lock: copies only). */
+static void found_cb(const struct recs__uw_modinfo *m, void *arg)
 {
     struct found_list *l = arg;
     struct found f;
-    bool first = l->first;
 
-    l->first = false;
+    if (l->err)
+        return;
     memset(&f, 0, sizeof f);
-    f.bias = info->dlpi_addr;
-    for (int i = 0; i < info->dlpi_phnum; i++) {
-        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && ph->p_memsz &&
-            f.nseg < RECS_MAX_SEGMENTS) {
-            f.seg[f.nseg].start = info->dlpi_addr + ph->p_vaddr;
-            f.seg[f.nseg].end = f.seg[f.nseg].start + ph->p_memsz;
-            f.nseg++;
-        }
+    f.bias = m->bias;
+    for (unsigned i = 0; i < m->nseg && f.nseg < RECS_MAX_SEGMENTS; i++) {
+        f.seg[f.nseg].start = m->segs[i].lo;
+        f.seg[f.nseg].end = m->segs[i].hi;
+        f.nseg++;
     }
-    recs__phdr_build_id(info, f.build_id, sizeof f.build_id);
+    snprintf(f.build_id, sizeof f.build_id, "%s", m->build_id);
     if (f.nseg == 0)
-        return 0;
-    if (l->vdso_ehdr && info->dlpi_phnum &&
-        (uintptr_t)info->dlpi_phdr - l->vdso_ehdr < 4096) {
+        return;
+    if (m->vdso && l->vdso_ehdr) {
         f.vdso = (const unsigned char *)l->vdso_ehdr;
         f.path = strdup("[vdso]");
-    } else if (info->dlpi_name && info->dlpi_name[0]) {
-        f.path = strdup(info->dlpi_name);
-    } else if (first) {
+    } else if (m->name[0]) {
+        f.path = strdup(m->name);
+    } else if (m->main) {
         f.path = self_exe();
     } else {
-        return 0;
+        return;
     }
     if (!f.path)
         goto nomem;
@@ -133,10 +128,9 @@ static int found_cb(struct dl_phdr_info *info, size_t size, void *arg)
         l->cap = cap;
     }
     l->v[l->n++] = f;
-    return 0;
+    return;
 nomem:
     l->err = REC_ENOMEM;
-    return 1;
 }
 
 /* Copy of the vdso image (the ELF file is not on disk). Its PT_LOAD maps
@@ -311,7 +305,7 @@ static int merge(recs__symbols *s, struct found_list *l)
 
 int recs__symbols_scan(recs__symbols *s)
 {
-    struct found_list l = { .first = true };
+    struct found_list l = { 0 };
     int rc;
 
     /* C++ programs carry the demangler (libstdc++); looked up here, with
@@ -319,7 +313,9 @@ int recs__symbols_scan(recs__symbols *s)
     demangle_fn dm = (demangle_fn)dlsym(RTLD_DEFAULT, "__cxa_demangle");
 
     l.vdso_ehdr = (uintptr_t)getauxval(AT_SYSINFO_EHDR);
-    dl_iterate_phdr(found_cb, &l);
+    rc = recs__uw_modules(found_cb, &l);
+    if (rc < 0 && !l.err)
+        l.err = rc;
     pthread_mutex_lock(&s->lock);
     if (dm)
         s->demangle = dm;

@@ -26,7 +26,9 @@ typedef struct recs__symbols recs__symbols;
 int  recs__symbols_create(recs__symbols **out, rec_writer *w);
 void recs__symbols_destroy(recs__symbols *s);
 
-/* (Re)read the process's loaded modules (dl_iterate_phdr, plus the vdso).
+/* (Re)read the process's loaded modules, the vdso included, from the module
+ * registry (recs__uw_modules: it walks the loader's list again only if
+ * that changed).
  * New modules get a Module pool entry and are queued for
  * recs__symbols_emit_modules(); modules that were unloaded are forgotten.
  * Returns the number of new modules (>= 0) or a negative REC_E* code.

@@ -15,6 +15,10 @@
  * (recs__g.inflight seen at zero after the swap: a handler that starts
  * later loads the new set).
  *
+ * This list is the process's one module registry: the symbolizer takes
+ * its modules from it (recs__uw_modules), so the loader's list is walked
+ * in one place, under uw_lock, which a fork waits for.
+ *
  * New modules are picked up at start, on every drain when the loader's
  * add/remove counters moved, and promptly when a handler meets code
  * outside every known segment (it flags the set stale and wakes the
@@ -36,6 +40,7 @@
 #include <gelf.h>
 #include <link.h>
 #include <pthread.h>
+#include <sys/auxv.h>
 #include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,6 +59,8 @@ struct umod {
     bool built;                      /* tab is final (NULL: no CFI) */
     bool want;                       /* a walk met it pending */
     bool store;                      /* built here: share it */
+    bool main;                       /* the program (first in the list) */
+    bool vdso;
 };
 
 static pthread_mutex_t uw_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -286,6 +293,8 @@ static void retire_table(recs_uw_table *t)
 struct scan {
     int added;
     bool all;                        /* build every table now */
+    bool after_first;                /* the program was seen */
+    uintptr_t vdso_ehdr;
 };
 
 static int found_cb(struct dl_phdr_info *info, size_t size, void *arg)
@@ -297,8 +306,15 @@ static int found_cb(struct dl_phdr_info *info, size_t size, void *arg)
     unsigned nseg = 0;
     recs_uw_seg segs[MAX_SEGS];
     uintptr_t self = (uintptr_t)&recs__uw_refresh;
+    bool is_main = !sc->after_first;
 
-    (void)size;
+    sc->after_first = true;
+    /* The counters the next check compares (recs__uw_reclaim). */
+    if (is_main && size >= offsetof(struct dl_phdr_info, dlpi_subs) +
+                           sizeof info->dlpi_subs) {
+        last_adds = info->dlpi_adds;
+        last_subs = info->dlpi_subs;
+    }
     for (int i = 0; i < info->dlpi_phnum && nseg < MAX_SEGS; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
         if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && ph->p_memsz) {
@@ -339,6 +355,9 @@ static int found_cb(struct dl_phdr_info *info, size_t size, void *arg)
     m->nseg = nseg;
     memcpy(m->segs, segs, sizeof segs);
     m->seen = true;
+    m->main = is_main;
+    m->vdso = sc->vdso_ehdr && info->dlpi_phnum &&
+              (uintptr_t)info->dlpi_phdr - sc->vdso_ehdr < 4096;
     recs__phdr_build_id(info, m->build_id, sizeof m->build_id);
     for (unsigned i = 0; i < nseg; i++)
         if (self - segs[i].lo < segs[i].hi - segs[i].lo)
@@ -459,13 +478,13 @@ int recs__uw_code(uint64_t pc)
     return r;
 }
 
-static int refresh(bool all)
+/* A scan of the loader's list and a new set (uw_lock held). */
+static int refresh_locked(bool all)
 {
-    struct scan sc = { 0, all };
+    struct scan sc = { 0, all, false, (uintptr_t)getauxval(AT_SYSINFO_EHDR) };
     size_t n = 0;
     recs_uw_set *set, *old;
 
-    pthread_mutex_lock(&uw_lock);
     atomic_store(&uw_stale, 0);
     take_wants(atomic_load(&uw_set));
     for (size_t i = 0; i < nmods; i++)
@@ -499,10 +518,8 @@ static int refresh(bool all)
         jit_scan_ns = recs__now_ns();
         jit_scan();
     }
-    if (!(set = new_set())) {
-        pthread_mutex_unlock(&uw_lock);
+    if (!(set = new_set()))
         return REC_ENOMEM;
-    }
     old = atomic_exchange(&uw_set, set);
     retire(old);
     reclaim_locked();
@@ -515,8 +532,17 @@ static int refresh(bool all)
             recs__uwc_store(mods[i].build_id, mods[i].tab) == 0)
             stats.stored++;
     }
-    pthread_mutex_unlock(&uw_lock);
     return sc.added;
+}
+
+static int refresh(bool all)
+{
+    int rc;
+
+    pthread_mutex_lock(&uw_lock);
+    rc = refresh_locked(all);
+    pthread_mutex_unlock(&uw_lock);
+    return rc;
 }
 
 int recs__uw_refresh(void)
@@ -550,26 +576,45 @@ static int counters_cb(struct dl_phdr_info *info, size_t size, void *arg)
     return 1;
 }
 
-void recs__uw_reclaim(void)
+/* Whether the loader (un)loaded anything since the last scan, by its
+ * counters (uw_lock held: as every walk of the loader's list here, a fork
+ * waits for it (recs__uw_fork_prepare), so that no thread of ours holds
+ * the loader's lock in the child, whose start walks that list too). */
+static bool loader_moved_locked(void)
 {
     unsigned long long c[2] = { 0, 0 };
 
-    /* The loader's counters say whether anything was (un)loaded. Under
-     * uw_lock, as every walk of the loader's list here: a fork waits for
-     * it (recs__uw_fork_prepare), so that no thread of ours holds the
-     * loader's lock in the child, whose start walks that list too. */
-    pthread_mutex_lock(&uw_lock);
     dl_iterate_phdr(counters_cb, c);
-    pthread_mutex_unlock(&uw_lock);
-    if (atomic_load(&uw_stale) || c[0] != last_adds || c[1] != last_subs) {
-        last_adds = c[0];
-        last_subs = c[1];
-        recs__uw_refresh();
-        return;
-    }
+    return atomic_load(&uw_stale) || c[0] != last_adds || c[1] != last_subs;
+}
+
+void recs__uw_reclaim(void)
+{
     pthread_mutex_lock(&uw_lock);
-    reclaim_locked();
+    if (loader_moved_locked())
+        refresh_locked(false);
+    else
+        reclaim_locked();
     pthread_mutex_unlock(&uw_lock);
+}
+
+int recs__uw_modules(recs__uw_module_fn *fn, void *arg)
+{
+    int rc = 0;
+
+    pthread_mutex_lock(&uw_lock);
+    if (!atomic_load(&uw_set) || loader_moved_locked())
+        rc = refresh_locked(false);
+    if (rc >= 0) {
+        for (size_t i = 0; i < nmods; i++) {
+            struct recs__uw_modinfo mi = {
+                mods[i].name, mods[i].bias, mods[i].segs, mods[i].nseg,
+                mods[i].build_id, mods[i].main, mods[i].vdso };
+            fn(&mi, arg);
+        }
+    }
+    pthread_mutex_unlock(&uw_lock);
+    return rc < 0 ? rc : 0;
 }
 
 void recs__uw_abandon(void)

@@ -157,6 +157,23 @@ static inline void recs__uw_want(const recs_uw_set *set,
  * or < 0. recs__uw_refresh_all() builds every table now (benchmarks). */
 int recs__uw_refresh(void);
 int recs__uw_refresh_all(void);
+
+/* The module registry: every module of the loader's list that has code,
+ * as of its last scan (scanned again first if the loader's counters moved
+ * or a walk flagged the set stale), passed to fn under the registry's
+ * lock: fn copies what it needs and calls neither the loader nor rec. The
+ * symbolizer's modules come from here. */
+struct recs__uw_modinfo {
+    const char *name;                /* the loader's; "" for the program */
+    uint64_t bias;
+    const recs_uw_seg *segs;         /* executable segments */
+    unsigned nseg;
+    const char *build_id;            /* hex; "" if none */
+    bool main;                       /* the program */
+    bool vdso;
+};
+typedef void recs__uw_module_fn(const struct recs__uw_modinfo *m, void *arg);
+int recs__uw_modules(recs__uw_module_fn *fn, void *arg);
 /* Where the shared tables are (REC_CACHE_DIR; NULL: the default), taken
  * into account by the next refresh. */
 void recs__uw_configure(const char *cache_dir);

@@ -34,8 +34,10 @@ tests_workloads_stacks_LDADD = $(PTHREAD_LIBS)
 
 # Symbolization unit test (libsampler/symbols.c against this very program).
 check_PROGRAMS += tests/test-symbols
-tests_test_symbols_SOURCES = tests/test-symbols.c tests/fd-stubs.c \
-	libsampler/symbols.c libsampler/modules.c \
+tests_test_symbols_SOURCES = tests/test-symbols.c tests/fd-stubs.c tests/session-stubs.c \
+	libsampler/symbols.c libsampler/modules.c libsampler/unwind-mods.c \
+	libsampler/unwind-build.c libsampler/unwind-walk.c libsampler/unwind-cache.c \
+	libsampler/fpwalk.c libsampler/jit.c \
 	libsampler/sym-elf.c libsampler/sym-table.c libsampler/cache.c libsampler/dwload.c \
 	libsampler/sym-dwarf.c libsampler/sym-cfi.c libsampler/symbols.h \
 	libsampler/sym-internal.h

@@ -1,0 +1,22 @@
+/*
+ * tests/session-stubs.c - the session's state (sampler.c) for programs
+ * built from the symbolizer and the module registry without the rest of
+ * the library: no handler runs, so none is ever in flight, and nobody
+ * waits for a wake-up.
+ */
+#include <config.h>
+#include "internal.h"
+
+recs__global recs__g = {
+    .ctl_lock = PTHREAD_MUTEX_INITIALIZER,
+    .reg_lock = PTHREAD_MUTEX_INITIALIZER,
+    .drain_lock = PTHREAD_MUTEX_INITIALIZER,
+    .status_fd = -1,
+    .out_fd = -1,
+    .dir_fd = -1,
+};
+
+uint64_t recs__now_ns(void)
+{
+    return rec_now_ns();
+}
