@@ -1,7 +1,9 @@
 /*
  * libsampler/sym-cfi.c - the frameless-leaf rule from a module's call-frame
- * information (.eh_frame, else .debug_frame): where the interrupted
- * function's return address is at the sampled pc (symbols.h,
+ * information (.eh_frame, else .debug_frame) as libdw reads it, on the
+ * architectures where the unwinder has no tables of its own (x86-64 takes
+ * it from them: recs__uw_leaf_return): where the interrupted function's
+ * return address is at the sampled pc (symbols.h,
  * recs__symbols_leaf_return). The caller holds the recs__symbols mutex.
  */
 #include <config.h>

@@ -221,9 +221,12 @@ int recs__module_load(recs__module *m)
         find_debug_file(m);
     if (!m->dwarf && m->dbg_elf)
         m->dwarf = open_dwarf(m->dbg_elf);
+#if !defined(__x86_64__)
+    /* The leaf rule's, where the unwinder has no tables (sym-cfi.c). */
     m->eh_cfi = dwarf_getcfi_elf(m->elf);
     if (m->dwarf)
         m->dbg_cfi = dwarf_getcfi(m->dwarf);
+#endif
 
     if (recs__module_load_syms(m) < 0)
         goto fail;

@@ -719,6 +719,48 @@ int recs__uw_symbolic_start(uint64_t pc, uint64_t *vaddr)
     return rc;
 }
 
+int recs__uw_leaf_return(uint64_t pc, const uint64_t *window, size_t nwords,
+                         uint64_t *ret)
+{
+    const recs_uw_set *set;
+    const recs_uw_seg *seg;
+    const recs_uw_row *row;
+    int64_t at;
+    int rc = REC_EINVAL;
+
+    pthread_mutex_lock(&uw_lock);
+    set = atomic_load(&uw_set);
+    seg = recs__uw_find(set, pc);
+    if (seg && seg->pending && seg->mod < set->nmods) {
+        /* The frame-pointer walk asks for no table: built now, once. */
+        recs__uw_want(set, seg);
+        refresh_locked(false);
+        set = atomic_load(&uw_set);
+        seg = recs__uw_find(set, pc);
+    }
+    row = seg && seg->tab ? recs__uw_lookup(seg->tab, pc - seg->bias) : NULL;
+    if (!row || (row->flags & RECS_UW_KIND) == RECS_UW_NONE ||
+        (row->flags & RECS_UW_KIND) == RECS_UW_SIGNAL || row->cfa_bx) {
+        rc = REC_EINVAL;
+    } else if ((row->flags & RECS_UW_KIND) == RECS_UW_FP ||
+               (row->flags & RECS_UW_OUTER)) {
+        /* The frame is set up, the walk is right; or nothing calls it. */
+        rc = REC_ENOTFOUND;
+    } else {
+        at = (int64_t)row->cfa_off + row->ra_off;     /* bytes above sp */
+        if (at < 0 || at % 8)
+            rc = REC_EINVAL;
+        else if ((uint64_t)at / 8 >= nwords)
+            rc = REC_ETRUNCATED;
+        else {
+            *ret = window[at / 8];
+            rc = 0;
+        }
+    }
+    pthread_mutex_unlock(&uw_lock);
+    return rc;
+}
+
 void recs__uw_get_stats(recs_uw_stats *st)
 {
     pthread_mutex_lock(&uw_lock);

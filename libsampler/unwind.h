@@ -222,6 +222,14 @@ int recs__uw_symbolic_start(uint64_t pc, uint64_t *vaddr);
  * file that the last scan found (JIT code). */
 enum { RECS_CODE_NONE, RECS_CODE_MODULE, RECS_CODE_JIT };
 int recs__uw_code(uint64_t pc);
+/* The frame-pointer mode's leaf rule, from the tables (x86-64): where the
+ * return address of the function interrupted at pc is, read from window,
+ * a copy of the nwords words at sp. 0 and *ret; REC_ENOTFOUND when the
+ * function's frame is set up (the walk is right) or nothing called it;
+ * REC_ETRUNCATED beyond the window; REC_EINVAL without a rule (no table
+ * row, a trampoline). A pending table is built first. */
+int recs__uw_leaf_return(uint64_t pc, const uint64_t *window, size_t nwords,
+                         uint64_t *ret);
 /* Table figures for benchmarks: modules, rows, bytes, build time;
  * modules whose table is pending, tables taken from the shared cache and
  * tables stored there. */
