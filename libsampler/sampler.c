@@ -17,7 +17,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <link.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -132,18 +131,17 @@ static uint64_t busy_cadence(uint64_t elapsed, uint64_t news, uint64_t age,
     return nap < RECS_BUSY_NS ? RECS_BUSY_NS : nap;
 }
 
-static int first_module_is_go(struct dl_phdr_info *info, size_t size, void *arg)
+static void module_is_go(const struct recs__uw_modinfo *m, void *arg)
 {
-    (void)size;
-    *(bool *)arg = recs__phdr_is_go(info);
-    return 1;                            /* the program: the first entry */
+    if (m->main)
+        *(bool *)arg = m->go;
 }
 
 /* Posted by the sampler thread once it runs (start_sampler_thread). */
 static sem_t sampler_running;
 
-/* Whether the program is Go's (found by the thread that starts the
- * sampler thread: a walk of the loader's list there cannot meet a fork). */
+/* Whether the program is Go's (from the module registry, by the thread
+ * that starts the sampler thread). */
 static bool program_is_go;
 
 static void *sampler_main(void *arg)
@@ -244,7 +242,7 @@ static int start_sampler_thread(void)
     int rc;
 
     program_is_go = false;
-    dl_iterate_phdr(first_module_is_go, &program_is_go);
+    recs__uw_modules(module_is_go, &program_is_go);
     /* The sampler thread takes no signal: process-directed ones go to the
      * program's threads as before. */
     sigfillset(&all);

@@ -61,6 +61,7 @@ struct umod {
     bool store;                      /* built here: share it */
     bool main;                       /* the program (first in the list) */
     bool vdso;
+    bool go;                         /* the program, and Go's */
 };
 
 static pthread_mutex_t uw_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -356,6 +357,7 @@ static int found_cb(struct dl_phdr_info *info, size_t size, void *arg)
     memcpy(m->segs, segs, sizeof segs);
     m->seen = true;
     m->main = is_main;
+    m->go = is_main && recs__phdr_is_go(info);
     m->vdso = sc->vdso_ehdr && info->dlpi_phnum &&
               (uintptr_t)info->dlpi_phdr - sc->vdso_ehdr < 4096;
     recs__phdr_build_id(info, m->build_id, sizeof m->build_id);
@@ -609,7 +611,7 @@ int recs__uw_modules(recs__uw_module_fn *fn, void *arg)
         for (size_t i = 0; i < nmods; i++) {
             struct recs__uw_modinfo mi = {
                 mods[i].name, mods[i].bias, mods[i].segs, mods[i].nseg,
-                mods[i].build_id, mods[i].main, mods[i].vdso };
+                mods[i].build_id, mods[i].main, mods[i].vdso, mods[i].go };
             fn(&mi, arg);
         }
     }

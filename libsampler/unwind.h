@@ -171,6 +171,7 @@ struct recs__uw_modinfo {
     const char *build_id;            /* hex; "" if none */
     bool main;                       /* the program */
     bool vdso;
+    bool go;                         /* the program, built by Go's linker */
 };
 typedef void recs__uw_module_fn(const struct recs__uw_modinfo *m, void *arg);
 int recs__uw_modules(recs__uw_module_fn *fn, void *arg);
