@@ -34,8 +34,9 @@ typedef struct recs_options {
     const char *throttle;        /* "10ms", "500us", "500/s" (NULL: "10ms") */
     unsigned stack_depth;        /* frames per sample (0: 64, max 1024) */
     uint64_t max_chunk_bytes;    /* rotate chunks above this (0: writer default) */
-    uint64_t flush_interval_ns;  /* data visible to readers within (0: 10 ms
-                                    while samples arrive, 100 ms idle) */
+    uint64_t flush_interval_ns;  /* data visible to readers within (0: about
+                                    every 128 samples, 10 ms to 1 s apart,
+                                    and 1 s idle: see libsampler(3)) */
     int signo;                   /* timer signal (0: SIGPROF) */
     unsigned queue_capacity;     /* requests per thread (0: sized from the period) */
     bool append;                 /* append a recording to an existing file */
