@@ -305,6 +305,16 @@ typedef struct recs__global {
 } recs__global;
 
 extern recs__global recs__g;
+/* Its initial state (sampler.c; the tests that link parts of the library
+ * without it define their own). */
+#define RECS_GLOBAL_INIT {                                                   \
+    .ctl_lock = PTHREAD_MUTEX_INITIALIZER,                                  \
+    .reg_lock = PTHREAD_MUTEX_INITIALIZER,                                  \
+    .drain_lock = PTHREAD_MUTEX_INITIALIZER,                                \
+    .status_fd = -1,                                                        \
+    .out_fd = -1,                                                           \
+    .dir_fd = -1,                                                           \
+}
 extern char recs__timer_cookie;   /* si_value of our timers' signals */
 
 /* thread.c */

@@ -26,14 +26,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-recs__global recs__g = {
-    .ctl_lock = PTHREAD_MUTEX_INITIALIZER,
-    .reg_lock = PTHREAD_MUTEX_INITIALIZER,
-    .drain_lock = PTHREAD_MUTEX_INITIALIZER,
-    .status_fd = -1,
-    .out_fd = -1,
-    .dir_fd = -1,
-};
+recs__global recs__g = RECS_GLOBAL_INIT;
 
 /* A thread about to end the process (an exit that skips exit(), a fatal
  * signal) asks the sampler thread to finish the recording, and waits for

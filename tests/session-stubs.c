@@ -7,14 +7,7 @@
 #include <config.h>
 #include "internal.h"
 
-recs__global recs__g = {
-    .ctl_lock = PTHREAD_MUTEX_INITIALIZER,
-    .reg_lock = PTHREAD_MUTEX_INITIALIZER,
-    .drain_lock = PTHREAD_MUTEX_INITIALIZER,
-    .status_fd = -1,
-    .out_fd = -1,
-    .dir_fd = -1,
-};
+recs__global recs__g = RECS_GLOBAL_INIT;
 
 uint64_t recs__now_ns(void)
 {
