@@ -58,6 +58,10 @@ run() {
 # Field of the "total" line.
 tot() { sed -n "s/^total .*\\<$1=\\([0-9]*\\).*/\\1/p" "$T/$name.chk"; }
 quiet() { [ ! -s "$T/$name.out" ]; }
+# More than 5 periods of CPU time sampled with stacks. Counted in CPU time,
+# not in samples: a host that stops the VM for a while makes the kernel
+# see several expiries at once, one signal that stands for all of them.
+sampled() { [ "$(tot stacked_ns)" -gt $((5 * $(tot setperiod))) ]; }
 
 if [ "$ENGINE" = perf ]; then
     run probe -- "$H/burn" 1 10
@@ -162,12 +166,17 @@ check_eval "vfork/posix_spawn/system: parent recording intact" \
 run ownprof -- "$H/ownprof"
 check_eval "own SIGPROF handler: still called, sigaction reports it" '[ $rc = 0 ]'
 check_eval "own SIGPROF handler: warning on stderr" 'grep -q "own handler for signal" "$T/ownprof.err"'
-check_eval "own SIGPROF handler: samples recorded" '[ $chk = 0 ] && [ "$(tot samples)" -gt 5 ]'
+check_eval "own SIGPROF handler: samples recorded" '[ $chk = 0 ] && sampled'
 
 # Per-thread field of the "thread" lines: "TID VALUE" for each thread.
 thr() { sed -n "s/^thread .* tid=\\([0-9]*\\) .*\\<$1=\\([0-9]*\\).*/\\1 \\2/p" "$T/$name.chk"; }
 # Every thread of the recording has FIELD > 0.
 all_thr() { [ -n "$(thr "$1")" ] && ! thr "$1" | awk '$2 == 0 { bad = 1 } END { exit !bad }'; }
+# Every thread's CPU time in the recording, as samples or counted losses.
+all_accounted() {
+    sed -n 's/^thread .*\<lost_ns=\([0-9]*\) .*\<stacked_ns=\([0-9]*\).*/\1 \2/p' "$T/$name.chk" |
+        awk '{ n++ } $1 + $2 == 0 { bad = 1 } END { exit bad || !n }'
+}
 
 # 9: threads blocking the signal: it stays deliverable (the program sees
 # the mask it set), so every thread has samples with stacks.
@@ -234,7 +243,10 @@ check_eval "raw rt_sigprocmask: that thread's CPU time lost as 'blocked' (at mos
 
 # 9e: exits that skip exit() and fatal signals finish the recording: every
 # thread ended (the running worker by a snapshot), totals exact, status
-# unchanged.
+# unchanged. Every thread's CPU time is in the file, but not always as
+# samples: now and then the kernel signals none of the worker's first
+# expiries (counted undelivered; about 1 run in 40 on a VM, with the
+# library of before and after the cadence change alike).
 for how in _exit _Exit exit_group abort segv; do
     case $how in abort) want=134 ;; segv) want=139 ;; *) want=3 ;; esac
     if [ -n "$ASAN" ] && [ $how = segv ]; then
@@ -243,7 +255,7 @@ for how in _exit _Exit exit_group abort segv; do
     fi
     run "exit$how" -- "$H/exiter" $how 100
     check_eval "$how: status $want (got $rc), recording finished, both threads ended, totals add up" \
-        '[ $rc = $want ] && [ $chk = 0 ] && [ "$(tot ends)" = 2 ] && [ "$(tot usage)" = 1 ] && all_thr stacked_ns' ||
+        '[ $rc = $want ] && [ $chk = 0 ] && [ "$(tot ends)" = 2 ] && [ "$(tot usage)" = 1 ] && all_accounted' ||
         { diag "exit$how: rc=$rc chk=$chk"; diag_file "$T/exit$how.err"; grep -v "^func" "$T/exit$how.chk" | diag_file /dev/stdin 40; }
 done
 # _exit() from a SIGTERM handler that interrupted its thread inside the
@@ -430,7 +442,7 @@ check_eval "dlopen: frames of the new module resolved" \
 # 21: another signal for the sampler: the program's SIGPROF is its own.
 run ownsig REC_SIGNAL=SIGRTMIN+2 -- "$H/ownprof"
 check_eval "REC_SIGNAL=SIGRTMIN+2: program's SIGPROF untouched, no warning, samples" \
-    '[ $rc = 0 ] && [ ! -s "$T/ownsig.err" ] && [ $chk = 0 ] && [ "$(tot samples)" -gt 5 ]'
+    '[ $rc = 0 ] && [ ! -s "$T/ownsig.err" ] && [ $chk = 0 ] && sampled'
 
 if [ "$ENGINE" = timer ]; then
 # 22: (timer engine) timer_create fails (EAGAIN: pending-signal limit): warn, never crash,
@@ -481,7 +493,7 @@ fi
 for m in sigset bsd sysv ssignal __sigaction siginterrupt sigignore mask nodefer; do
     run "disp-$m" -- "$H/sigdisp" $m
     check_eval "$m(SIGPROF): program unaffected (status $rc), samples recorded" \
-        '[ $rc = 0 ] && [ $chk = 0 ] && [ "$(tot samples)" -gt 5 ]' ||
+        '[ $rc = 0 ] && [ $chk = 0 ] && sampled' ||
         { echo "# disp-$m: rc=$rc chk=$chk"; sed 's/^/# /' "$T/$name.err" "$T/$name.chk" | tail -8; }
 done
 # 23a1: the program raises its own SIGPROF 100000 times while rec samples
@@ -497,19 +509,19 @@ check_eval "raise(SIGPROF) 100000 times while sampled on it: every one delivered
 for m in onstack small resethand nodefer; do
     run "stack-$m" -- "$H/sigstack" $m
     check_eval "sigaltstack + $m handler: program unaffected (status $rc), samples recorded" \
-        '[ $rc = 0 ] && [ $chk = 0 ] && [ "$(tot samples)" -gt 5 ]' ||
+        '[ $rc = 0 ] && [ $chk = 0 ] && sampled' ||
         { echo "# stack-$m: rc=$rc chk=$chk"; sed 's/^/# /' "$T/$name.err" | tail -5; }
 done
 # 23a2: sigaction() and signal() from a handler that interrupted its
 # thread inside sigaction() (async-signal-safe in POSIX): no deadlock.
 run reenter -- "$H/sigreenter" 1000
 check_eval "sigaction from a handler, its thread inside sigaction: no hang (status $rc), totals add up" \
-    '[ $rc = 0 ] && [ $chk = 0 ] && [ "$(tot samples)" -gt 5 ]' ||
+    '[ $rc = 0 ] && [ $chk = 0 ] && sampled' ||
     diag_file "$T/reenter.err"
 # 23b: -std=c11: signal() is the one-shot __sysv_signal.
 run c11sig -- "$H/c11sig"
 check_eval "-std=c11 signal(SIGPROF): not killed, handler never called" \
-    '[ $rc = 0 ] && [ $chk = 0 ] && [ "$(tot samples)" -gt 5 ]'
+    '[ $rc = 0 ] && [ $chk = 0 ] && sampled'
 
 # 23c: a raw rt_sigaction replaces rec's handler: noticed, timers stopped,
 # CPU time still accounted (lost).

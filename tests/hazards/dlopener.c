@@ -16,6 +16,6 @@ int main(int argc, char **argv)
     burn = (void (*)(double))dlsym(h, "hz_plugin_burn");
     if (!burn)
         return 3;
-    burn(150);
+    burn(400);
     return 0;
 }
