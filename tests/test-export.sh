@@ -153,4 +153,57 @@ st=$?
 expect_status 1 "damaged input: exit 1"
 grep -q 'truncated-last-block.rec' "$TMP/err"; ok $? "damaged input: the error names the file"
 
+# A thread's name is the program's choice, a terminal's escape sequence
+# included: the collapsed text writes control characters as \xHH.
+if command -v python3 >/dev/null 2>&1; then
+    "$REC_START" -q -o "$TMP/esc.rec" -- python3 -c 'import ctypes, time
+ctypes.CDLL(None).prctl(15, b"esc\x1b[31m\x01", 0, 0, 0)
+t = time.process_time()
+while time.process_time() - t < 0.3:
+    pass' 2>"$TMP/err"
+    "$REC_DUMP" --format collapsed --group thread "$TMP/esc.rec" >"$TMP/esc.txt" 2>"$TMP/err"
+    ! LC_ALL=C grep -q "$(printf '[\001-\010\013-\037\177]')" "$TMP/esc.txt" &&
+        grep -qF '[esc\x1b[31m\x01 tid=' "$TMP/esc.txt"
+    ok $? "collapsed: a thread name's control characters written as \\xHH"
+    [ $? -eq 0 ] || diag_file "$TMP/esc.txt"
+else
+    ok 0 "collapsed: control characters # SKIP python3 not installed"
+fi
+
+# A terminal gets no binary (as rec-start -o - refuses it): run under a
+# pseudo-terminal, which python3's pty module gives.
+ontty() {
+    python3 -c 'import os, pty, sys
+pid, fd = pty.fork()
+if pid == 0:
+    os.execvp(sys.argv[1], sys.argv[1:])
+out = b""
+while True:
+    try:
+        d = os.read(fd, 65536)
+    except OSError:
+        break
+    if not d:
+        break
+    out += d
+st = os.waitpid(pid, 0)[1]
+sys.stdout.buffer.write(out)
+sys.exit(os.WEXITSTATUS(st) if os.WIFEXITED(st) else 99)' "$@"
+}
+if command -v python3 >/dev/null 2>&1 && python3 -c 'import pty' 2>/dev/null; then
+    for f in pprof jfr; do
+        ontty "$REC_DUMP" --format $f "$GOLDEN/basic.rec" >"$TMP/tty.out"
+        st=$?
+        expect_status 2 "--format $f to a terminal: refused"
+        grep -q "standard output is a terminal" "$TMP/tty.out" &&
+            [ "$(wc -c <"$TMP/tty.out")" -lt 400 ]
+        ok $? "--format $f to a terminal: says why, writes nothing else"
+    done
+    ontty "$REC_DUMP" --format collapsed "$GOLDEN/basic.rec" >"$TMP/tty.out"
+    st=$?
+    expect_status 0 "--format collapsed to a terminal: text, written"
+else
+    for _ in 1 2 3 4 5; do ok 0 "a terminal # SKIP python3's pty module not available"; done
+fi
+
 done_testing

@@ -8,6 +8,7 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
@@ -589,6 +590,15 @@ int main(int argc, char **argv)
     cli_inputs_runs(prog, argv + optind, argc - optind);
     if (o.events && o.mode != MODE_METADATA &&
         check_event_names(&o, argv + optind, argc - optind) < 0) {
+        status = CLI_EXIT_USAGE;
+        goto done;
+    }
+    /* As rec-start -o - does: a terminal gets no binary. */
+    if ((o.export == XP_PPROF || o.export == XP_JFR) && !o.output &&
+        isatty(STDOUT_FILENO)) {
+        cli_error(prog, "--format %s: standard output is a terminal: refusing "
+                  "to write a binary profile to it (use -o FILE, or a pipe)",
+                  o.export == XP_PPROF ? "pprof" : "jfr");
         status = CLI_EXIT_USAGE;
         goto done;
     }

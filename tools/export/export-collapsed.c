@@ -7,23 +7,29 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "export.h"
 
 /* ';' separates frames and a line ends the record: neither may appear in
- * a name. */
+ * a name. Other control characters (a thread may name itself with a
+ * terminal's escape sequences) are written as \xHH. */
 static void add_name(cli_buf *b, const char *s)
 {
-    for (;;) {
-        size_t n = strcspn(s, ";\n\r");
-        cli_buf_add(b, s, n);
-        s += n;
-        if (!*s)
-            return;
-        cli_buf_addc(b, *s == ';' ? ':' : ' ');
-        s++;
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == ';')
+            cli_buf_addc(b, ':');
+        else if (c == '\n' || c == '\r')
+            cli_buf_addc(b, ' ');
+        else if (c < 0x20 || c == 0x7f) {
+            char esc[5];
+            snprintf(esc, sizeof esc, "\\x%02x", c);
+            cli_buf_adds(b, esc);
+        } else
+            cli_buf_addc(b, (char)c);
     }
 }
 
