@@ -36,6 +36,13 @@ ok $? "--diff: threads of both recordings, marked before/after"
 "$REC_FLAME" --diff "$B" >/dev/null 2>"$TMP/err"
 st=$?
 expect_status 2 "--diff with one file: usage error"
+# The default title names two files, then counts the rest.
+for i in 1 2 3 4; do cp "$B" "$TMP/in$i.rec"; done
+"$REC_FLAME" -o "$TMP/t.html" "$TMP/in1.rec" "$TMP/in2.rec" "$TMP/in3.rec" \
+    "$TMP/in4.rec" 2>"$TMP/err"
+title=$(data "$TMP/t.html" | jq -r .title)
+test "$title" = "$TMP/in1.rec, $TMP/in2.rec and 2 more"
+ok $? "four files: a title of two names and a count ($title)"
 
 . "$top_srcdir/tests/chromium-lib.sh"
 if ! chromium_find; then

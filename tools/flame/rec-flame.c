@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,7 +37,8 @@ static void usage(FILE *f)
 "\n"
 "  --diff              two recordings: colour frames by the change of their\n"
 "                      share of CPU time from BEFORE to AFTER\n"
-"  --title TEXT        page title (default: the file names)\n"
+"  --title TEXT        page title (default: the file names; past two,\n"
+"                      how many more)\n"
 "  --threads LIST      only these threads (tids or name globs)\n"
 "  --debug-dir DIR     name stripped functions from the debug files under\n"
 "                      DIR, found by the build-ids the recording holds\n"
@@ -318,9 +320,17 @@ int main(int argc, char **argv)
         }
         if (rc > 0)
             status = CLI_EXIT_DATA;
+        /* A title of a line: two names, then how many more. */
+        if (i > optind + 1 && !diff)
+            continue;
         if (i > optind)
             cli_buf_adds(&names, diff ? " \xe2\x86\x92 " : ", ");
         cli_buf_adds(&names, argv[i]);
+    }
+    if (!diff && argc - optind > 2) {
+        char more[48];
+        snprintf(more, sizeof more, " and %d more", argc - optind - 2);
+        cli_buf_adds(&names, more);
     }
     cli_buf_addc(&names, '\0');
     tree t = { 0 };
