@@ -87,8 +87,20 @@ if mkfifo "$TMP/fifo" 2>/dev/null; then
         [ "$(count CPUTimeSample "$TMP/fifo.nd")" -gt 0 ]
     ok $? "-o FIFO: the reader gets the recording"
     [ $? -eq 0 ] || diag_file "$TMP/derr"
+    # --force (a script's habit) changes nothing for a FIFO: streamed into.
+    "$REC_DUMP" --ndjson - <"$TMP/fifo" >"$TMP/fifo.nd" 2>"$TMP/derr" &
+    dpid=$!
+    "$REC_START" -q -f -o "$TMP/fifo" -- "$WORKLOADS/demo" 0.1 >"$TMP/fifo.out" 2>"$TMP/err"
+    st=$?
+    wait $dpid
+    dst=$?
+    expect_status 0 "-f -o FIFO"
+    [ -p "$TMP/fifo" ] && [ "$dst" -eq 0 ] &&
+        [ "$(count CPUTimeSample "$TMP/fifo.nd")" -gt 0 ]
+    ok $? "-f -o FIFO: the FIFO stays, the reader gets the recording"
+    [ $? -eq 0 ] || diag_file "$TMP/err"
 else
-    skip "mkfifo failed"; skip "mkfifo failed"; skip "mkfifo failed"
+    for _ in 1 2 3 4 5; do skip "mkfifo failed"; done
 fi
 
 # A consumer that reads nothing until the program is done: the pipe and

@@ -771,7 +771,7 @@ int main(int argc, char **argv)
 
     if ((rc = parse_args(argc, argv, &o)) != 0)
         return rc;
-    if ((rc = start_stream_setup(o.output, o.follow, o.force, o.backlog,
+    if ((rc = start_stream_setup(o.output, o.follow, o.backlog,
                                  &r.stream, &o.stream_stdout)) != 0)
         return rc;
     o.stream = r.stream != NULL;

@@ -384,8 +384,8 @@ void start_stream_summary(start_stream *s, bool signaled, const char *why)
                 s->discarded_chunks == 1 ? "" : "s");
 }
 
-int start_stream_setup(const char *output, bool follow, bool force,
-                       uint64_t backlog, start_stream **out, bool *to_stdout)
+int start_stream_setup(const char *output, bool follow, uint64_t backlog,
+                       start_stream **out, bool *to_stdout)
 {
     struct stat st, so;
     char msg[PATH_MAX + 256];
@@ -393,11 +393,10 @@ int start_stream_setup(const char *output, bool follow, bool force,
 
     *out = NULL;
     *to_stdout = false;
-    /* --force asks to replace a file: a FIFO is then refused as a file
-     * that is not regular (start_check_output()), as it always was. */
+    /* A FIFO is streamed into, with --force too: there is no file to
+     * replace, and the option is what a script passes every time. */
     if (!output || (strcmp(output, "-") &&
-                    (force || stat(output, &st) != 0 ||
-                     !S_ISFIFO(st.st_mode))))
+                    (stat(output, &st) != 0 || !S_ISFIFO(st.st_mode))))
         return 0;
     if (follow) {
         fprintf(stderr, "%s: --follow-children records each process into "

@@ -73,12 +73,12 @@ void start_summarize_children(const char *path, const char *run_id);
 /* start-stream.c: rec-start -o - or to a FIFO (see there). */
 struct pollfd;
 typedef struct start_stream start_stream;
-/* With -o - or a FIFO as output (without --force): *out (else NULL), opening the FIFO
- * (waiting for its reader); *to_stdout if that is our standard output
- * (the program's goes to standard error). Returns an exit status for a
- * refusal (said on stderr), or 0. */
-int  start_stream_setup(const char *output, bool follow, bool force,
-                        uint64_t backlog, start_stream **out, bool *to_stdout);
+/* With -o - or a FIFO as output (--force or not): *out (else NULL),
+ * opening the FIFO (waiting for its reader); *to_stdout if that is our
+ * standard output (the program's goes to standard error). Returns an exit
+ * status for a refusal (said on stderr), or 0. */
+int  start_stream_setup(const char *output, bool follow, uint64_t backlog,
+                        start_stream **out, bool *to_stdout);
 /* Relay to out_fd (not taken over), dropping chunks beyond limit bytes
  * of backlog; name is what messages call the output. */
 int  start_stream_open(start_stream **out, int out_fd, const char *name,
