@@ -23,8 +23,9 @@ for engine in perf timer; do
         # most, and the first after the rename may still take the old name.
         n=$(awk -v k="by-$how" '$2 == k { print $1 }' "$TMP/names")
         test "${n:-0}" -ge 100
-        ok $? "$engine: renamed by $how: ${n:-0} samples under the new name"
-        [ $? -eq 0 ] || diag_file "$TMP/names"
+        r=$?
+        ok $r "$engine: renamed by $how: ${n:-0} samples under the new name"
+        [ $r -eq 0 ] || diag_file "$TMP/names"
     done
 done
 
