@@ -112,14 +112,7 @@ int recs__module_leaf_return(recs__module *m, uint64_t vaddr,
     if (!cfa_relative(ops, nops, &ra_off))
         goto out;
     at = cfa_off + ra_off;            /* bytes above sp */
-    if (at < 0 || at % 8) {
-        rc = REC_EINVAL;
-    } else if ((uint64_t)at / 8 >= nwords) {
-        rc = REC_ETRUNCATED;
-    } else {
-        *ret = window[at / 8];
-        rc = 0;
-    }
+    rc = recs__window_word(at, window, nwords, ret);
 out:
     free(fr);
     return rc;

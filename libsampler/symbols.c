@@ -757,17 +757,17 @@ int recs__symbols_leaf_return(recs__symbols *s, uint64_t pc, uint64_t sp,
                              const uint64_t *stack_window, size_t nwords,
                              uint64_t *ret)
 {
-    recs__module *m;
     int rc;
 
     (void)sp;
 #if defined(__x86_64__)
     /* The unwinder's own tables: one reader of a module's CFI. */
     (void)s;
-    (void)m;
     rc = recs__uw_leaf_return(pc, stack_window, nwords, ret);
 #else
     /* No tables of ours on this architecture: libdw's CFI. */
+    recs__module *m;
+
     pthread_mutex_lock(&s->lock);
     m = find_module(s, pc);
     if (!m || recs__module_load_elf(m) < 0)

@@ -91,6 +91,21 @@ size_t recs__symbols_ranges(recs__symbols *s, recs__range *out, size_t max,
  *   REC_ETRUNCATED the return address lies beyond the window.
  *   REC_EINVAL     no CFI for pc, or a rule this code does not evaluate.
  * sp is only used for documentation/diagnostics: offsets are relative to it. */
+/* The word of the window AT bytes above sp, the return address of a rule:
+ * 0 and *ret, REC_ETRUNCATED beyond the window, REC_EINVAL for an offset
+ * no word starts at. Both CFI readers (libdw's, the unwinder's tables)
+ * end here. */
+static inline int recs__window_word(int64_t at, const uint64_t *window,
+                                    size_t nwords, uint64_t *ret)
+{
+    if (at < 0 || at % 8)
+        return REC_EINVAL;
+    if ((uint64_t)at / 8 >= nwords)
+        return REC_ETRUNCATED;
+    *ret = window[at / 8];
+    return 0;
+}
+
 int recs__symbols_leaf_return(recs__symbols *s, uint64_t pc, uint64_t sp,
                              const uint64_t *stack_window, size_t nwords,
                              uint64_t *ret);

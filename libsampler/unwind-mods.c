@@ -727,7 +727,6 @@ int recs__uw_leaf_return(uint64_t pc, const uint64_t *window, size_t nwords,
     const recs_uw_set *set;
     const recs_uw_seg *seg;
     const recs_uw_row *row;
-    int64_t at;
     int rc = REC_EINVAL;
 
     pthread_mutex_lock(&uw_lock);
@@ -749,15 +748,8 @@ int recs__uw_leaf_return(uint64_t pc, const uint64_t *window, size_t nwords,
         /* The frame is set up, the walk is right; or nothing calls it. */
         rc = REC_ENOTFOUND;
     } else {
-        at = (int64_t)row->cfa_off + row->ra_off;     /* bytes above sp */
-        if (at < 0 || at % 8)
-            rc = REC_EINVAL;
-        else if ((uint64_t)at / 8 >= nwords)
-            rc = REC_ETRUNCATED;
-        else {
-            *ret = window[at / 8];
-            rc = 0;
-        }
+        rc = recs__window_word((int64_t)row->cfa_off + row->ra_off, window,
+                               nwords, ret);
     }
     pthread_mutex_unlock(&uw_lock);
     return rc;
