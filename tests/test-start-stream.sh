@@ -17,9 +17,11 @@ types() {
 count() {
     grep -c "\"type\":\"$1\"" "$2"
 }
-# names FILE.ndjson: the sampled threads' names, sorted.
+# names FILE.ndjson: the sampled threads' names, sorted, as they ended (a
+# thread's start may be seen before it names itself, in one run and not
+# the other).
 names() {
-    grep '"type":"ThreadStart"' "$1" |
+    grep '"type":"ThreadEnd"' "$1" |
         sed -n 's/.*"eventThread":{[^}]*"name":"\([^"]*\)".*/\1/p' | sort
 }
 
