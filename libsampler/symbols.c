@@ -585,7 +585,7 @@ static int intern_function(recs__symbols *s, const char *name, rec_id *id)
 
 static int intern_frame(recs__symbols *s, const char *function, rec_id module,
                         uint64_t offset, const char *file, unsigned line,
-                        bool inlined, rec_id *id)
+                        bool inlined, bool jit, rec_id *id)
 {
     struct rec_Frame f;
     int rc;
@@ -599,6 +599,8 @@ static int intern_frame(recs__symbols *s, const char *function, rec_id module,
     f.offset = offset;
     f.line = file ? line : 0;
     f.inlined = inlined;
+    if ((rc = rec_intern_cstr(s->w, jit ? "jit" : "native", &f.kind)) < 0)
+        return rc;
     rc = rec_intern_Frame(s->w, &f, id);
     if (rc >= 0)
         s->stats.frames++;
@@ -650,7 +652,7 @@ static int jit_frame(recs__symbols *s, uint64_t addr, rec_id *id)
 
     if (rc < 0)
         return rc;
-    return intern_frame(s, name ? name : "[jit]", mod, addr, NULL, 0, false, id);
+    return intern_frame(s, name ? name : "[jit]", mod, addr, NULL, 0, false, true, id);
 }
 
 /* Frames for addr (lock held). A return address that follows no symbol
@@ -670,7 +672,7 @@ static int resolve(recs__symbols *s, recs__module *m, bool jit, uint64_t addr,
     if (jit)
         return jit_frame(s, addr, &ids[(*n)++]);
     if (!m)
-        return intern_frame(s, NULL, 0, addr, NULL, 0, false, &ids[(*n)++]);
+        return intern_frame(s, NULL, 0, addr, NULL, 0, false, false, &ids[(*n)++]);
     vaddr = addr - m->bias;
     if (recs__module_load(m) == 0) {
         nsf = recs__module_srcframes(m, vaddr, sf, RECS_MAX_INLINE);
@@ -681,7 +683,7 @@ static int resolve(recs__symbols *s, recs__module *m, bool jit, uint64_t addr,
     if (nsf == 0 && !sym)
         sym = start_name(s, m, addr, name, sizeof name);
     if (nsf == 0)
-        return intern_frame(s, sym, m->path_id, vaddr, NULL, 0, false, &ids[(*n)++]);
+        return intern_frame(s, sym, m->path_id, vaddr, NULL, 0, false, false, &ids[(*n)++]);
     for (size_t i = 0; i < nsf; i++) {
         /* The physical function by its symbol (C++ mangled like the rest of
          * the toolchain shows it), unless the symbol is a compiler part or
@@ -691,7 +693,7 @@ static int resolve(recs__symbols *s, recs__module *m, bool jit, uint64_t addr,
         if (!sf[i].inlined && sym && (!fn || !strchr(sym, '.')))
             fn = sym;
         rc = intern_frame(s, fn, m->path_id, vaddr, sf[i].file, sf[i].line,
-                          sf[i].inlined, &ids[(*n)++]);
+                          sf[i].inlined, false, &ids[(*n)++]);
         if (rc < 0)
             return rc;
     }
