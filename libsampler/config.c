@@ -152,6 +152,9 @@ int recs__config_from_env(recs__config *cfg, char *err, size_t errlen)
     if ((v = getenv(REC_ENV_NO_COMMAND_LINE)) && *v &&
         recs__parse_bool(v, &no_cmd) < 0)
         BAD(REC_ENV_NO_COMMAND_LINE);
+    bool python = true;
+    if ((v = getenv(REC_ENV_PYTHON)) && *v && recs__parse_bool(v, &python) < 0)
+        BAD(REC_ENV_PYTHON);
     const char *run_id = getenv(REC_ENV_RUN_ID);
     v = run_id;
     if (v && *v && (strlen(v) != 32 || strspn(v, "0123456789abcdef") != 32))
@@ -164,6 +167,7 @@ int recs__config_from_env(recs__config *cfg, char *err, size_t errlen)
     if ((rc = recs__config_from_options(cfg, &o)) < 0)
         return rc;
     cfg->no_command_line = no_cmd;
+    cfg->no_python = !python;
     cfg->max_chunk_age_ns = max_age;
     if (run_id && *run_id)
         memcpy(cfg->run_id, run_id, 33);

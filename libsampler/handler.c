@@ -24,6 +24,7 @@
  */
 #include <config.h>
 #include "internal.h"
+#include "python.h"
 #include "fpwalk.h"
 #include "unwind.h"
 
@@ -211,6 +212,21 @@ void recs__forward(int sig, siginfo_t *si, void *uc)
     forward(sig, si, uc);
 }
 
+/* Signal-safe. The Python frames after r's native ones, in the room the
+ * queue has left (python.h); sp..hi where the thread's stack is known. */
+static void add_python(recs__thread *t, recs__request *r, uint64_t sp,
+                       uint64_t hi)
+{
+    size_t room = recs__request_spare(&t->q, r);
+    uint64_t *py = recs__request_frames(r) + r->nframes;
+
+    if (!atomic_load_explicit(&recs__py.on, memory_order_relaxed))
+        return;
+    if (room > RECS_PY_DEPTH)
+        room = RECS_PY_DEPTH;
+    r->npy = (uint16_t)recs__py_walk(sp, hi, t->py_seen, py, (unsigned)room);
+}
+
 /* Signal-safe. */
 RECS_NO_SANITIZE static void fill_request(recs__thread *t, recs__request *r, const siginfo_t *si,
                          const ucontext_t *uc, uint64_t period)
@@ -226,6 +242,7 @@ RECS_NO_SANITIZE static void fill_request(recs__thread *t, recs__request *r, con
     r->flags = t->q.window ? RECS_REQ_WINDOW : 0;
     r->nframes = 0;
     r->nwindow = 0;
+    r->npy = 0;
     frames = recs__request_frames(r);
 #if defined(__x86_64__)
     r->pc = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
@@ -259,6 +276,7 @@ RECS_NO_SANITIZE static void fill_request(recs__thread *t, recs__request *r, con
                                       t->q.window, &got);
         if (n < 0) {
             r->flags |= RECS_REQ_TRUNCATED;
+            add_python(t, r, 0, 0);
             return;
         }
         r->nwindow = (uint16_t)got;
@@ -270,6 +288,7 @@ RECS_NO_SANITIZE static void fill_request(recs__thread *t, recs__request *r, con
          * CFI mode has no table for such code. */
         if (!recs__g.cfg.fp_walker)
             r->flags |= RECS_REQ_COMPLETE;
+        add_python(t, r, 0, 0);
         return;
     }
     if (t->q.window) {
@@ -290,6 +309,7 @@ RECS_NO_SANITIZE static void fill_request(recs__thread *t, recs__request *r, con
         r->flags |= RECS_REQ_TRUNCATED;
     if (early)
         r->flags |= RECS_REQ_EARLY;
+    add_python(t, r, r->sp, hi);
 }
 
 /* Signal-safe. */

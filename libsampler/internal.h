@@ -11,6 +11,8 @@
  *               through process_vm_readv
  *   unwind-walk.c  the CFI walk over the current unwind set
  *               (unwind-mods.c publishes it, JIT code's ranges included)
+ *   python.c    the walk of the thread's Python frames (recs__py_walk;
+ *               python.h, py-layouts.h)
  *   engine-timer.c, engine-perf.c  each engine's periods and rearm hooks
  *               (recs__engine_ops)
  *   queue.h     the per-thread request queue and its tri-state lock
@@ -58,6 +60,8 @@
  *   dwload.c    libdw, libelf, liblzma loaded on first use (dwload.h)
  *   jit.c       code of no module: the executable mappings no file backs,
  *               and the names of the runtime's perf map (jit.h)
+ *   python.c    the interpreter found (recs__py_detect)
+ *   sym-python.c  a Python frame named from its code object
  * Modules and their tables (sampler thread, outside the handler):
  *   modules.c   what a loaded module's program headers say (build-id)
  *   unwind-mods.c  the module registry: the one walk of the loader's
@@ -173,6 +177,9 @@ typedef struct recs__thread {
     _Atomic int perf_sig_fd;
     _Atomic int perf_first;        /* the event's period is the short
                                       first one until its first signal */
+    uint64_t py_seen[3];           /* Python's thread state and data stack
+                                      chunk (start, end) the kernel last
+                                      read (python.c) */
 
     /* Registration, under recs__g.reg_lock. */
     struct recs__thread *prev, *next;
@@ -236,6 +243,7 @@ typedef struct recs__config {
     bool append, overwrite;
     char run_id[33];               /* REC_RUN_ID, "" if none */
     bool no_command_line;          /* REC_NO_COMMAND_LINE: argv[0] only */
+    bool no_python;                /* REC_PYTHON=0: no Python frames */
     bool fp_walker;                /* --stack-walker fp (else CFI) */
     char *cache_dir;               /* REC_CACHE_DIR, NULL if unset */
     int output_fd;                 /* created by rec-start, or -1 */

@@ -33,7 +33,7 @@ enum { RECS_UNLOCKED = 0, RECS_ENQUEUE = 1, RECS_DEQUEUE = 2 };
  * stack window (RECS_WINDOW_WORDS words, nwindow of them valid; only with
  * RECS_REQ_WINDOW: the frame-pointer mode's leaf correction alone reads
  * it), then nframes return addresses (innermost first, the interrupted pc
- * excluded). A request takes only the bytes it fills: stacks are mostly
+ * excluded), then npy Python frames (innermost first). A request takes only the bytes it fills: stacks are mostly
  * far shorter than the depth, so a queue holds several times more of
  * them, and the sampler thread, woken when one is half full, sleeps
  * longer. */
@@ -43,7 +43,9 @@ typedef struct recs__request {
     uint64_t pc, sp, fp, lr;   /* lr: aarch64 link register, else 0 */
     uint16_t nframes;
     uint16_t nwindow;          /* valid words of the window */
-    uint32_t flags;
+    uint16_t flags;
+    uint16_t npy;              /* Python frames after the return
+                                  addresses (python.h) */
     uint64_t words[];
 } recs__request;
 
@@ -80,8 +82,18 @@ static inline uint64_t *recs__request_frames(const recs__request *r)
 /* Signal-safe. The bytes r takes, as filled. */
 static inline size_t recs__request_bytes(const recs__request *r)
 {
-    return recs__request_size(r->nframes,
+    return recs__request_size((uint32_t)r->nframes + r->npy,
                               r->flags & RECS_REQ_WINDOW ? RECS_WINDOW_WORDS : 0);
+}
+
+/* Signal-safe. Words free after r's frames, for its Python frames: the
+ * queue reserved room for the full depth, and what is left beyond. */
+static inline size_t recs__request_spare(const recs__queue *q,
+                                         const recs__request *r)
+{
+    size_t at = (size_t)((const unsigned char *)r - q->slots) +
+                recs__request_bytes(r);
+    return at < q->size ? (q->size - at) / sizeof(uint64_t) : 0;
 }
 
 /* Signal-safe. Take the queue for enqueueing: false if anyone holds it. */

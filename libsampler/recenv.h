@@ -22,6 +22,7 @@
 #define REC_ENV_SIGNAL          "REC_SIGNAL"
 #define REC_ENV_QUEUE_CAPACITY  "REC_QUEUE_CAPACITY"
 #define REC_ENV_NO_COMMAND_LINE "REC_NO_COMMAND_LINE" /* argv[0] only */
+#define REC_ENV_PYTHON          "REC_PYTHON"          /* 0: no Python frames */
 #define REC_ENV_RUN_ID          "REC_RUN_ID"          /* 32 hex digits */
 #define REC_ENV_CACHE_DIR       "REC_CACHE_DIR"       /* shared unwind tables
                                                          ("" or off: none) */

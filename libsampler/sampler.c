@@ -10,6 +10,7 @@
  */
 #include <config.h>
 #include "internal.h"
+#include "python.h"
 #include "jit.h"
 #include "recenv.h"
 #include "symbols.h"
@@ -435,6 +436,7 @@ static int start_config(const recs__config *cfg)
         goto out_drain;
     }
     recs__symbols_scan(recs__g.sym);
+    recs__py_detect();
     /* Tables are built on the sampler thread, when walks need them. */
     recs__uw_configure(recs__g.cfg.cache_dir);
     recs__uw_refresh();

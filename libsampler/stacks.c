@@ -17,6 +17,7 @@
 #include "symbols.h"
 #include "format.h"
 #include "unwind.h"
+#include "python.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -28,7 +29,7 @@
 #define CACHE_FIRST  (1u << 9)
 #define CACHE_SLOTS  (1u << 14)
 #define ARENA_MAX    (8u << 20)          /* pcs kept before the cache restarts */
-#define MAX_PCS      (RECS_MAX_DEPTH + 2)
+#define MAX_PCS      (RECS_MAX_DEPTH + 2 + RECS_PY_DEPTH)
 #define RESCAN_NS    100000000ull
 
 struct slot {
@@ -55,6 +56,7 @@ int recs__stacks_init(void)
 /* In a fork child: forget the parent's cache without calling free(). */
 void recs__stacks_abandon(void)
 {
+    recs__py_names_abandon();
     slots = NULL;
     arena = NULL;
     used = nslots = arena_len = arena_cap = 0;
@@ -62,6 +64,7 @@ void recs__stacks_abandon(void)
 
 void recs__stacks_free(void)
 {
+    recs__py_names_free();
     free(slots);
     free(arena);
     slots = NULL;
@@ -139,13 +142,16 @@ static bool in_exec(uint64_t pc)
         last_forced_ns = now;
     else
         last_scan_ns = now;
-    if (recs__symbols_scan(recs__g.sym) > 0)
+    if (recs__symbols_scan(recs__g.sym) > 0) {
         recs__symbols_emit_modules(recs__g.sym, recs__g.st, false);
+        recs__py_detect();
+    }
     return module || recs__symbols_is_executable(recs__g.sym, pc);
 }
 
-/* The key words: [flags, pc0, pc1, ...]; flags bit0 = the first pc is a
- * return address (biased), bit1 = truncated. */
+/* The key words: [flags, pc0, pc1, ..., py0, py1, ...]; flags bit0 = the
+ * first pc is a return address (biased), bit1 = truncated, bits 8..15 =
+ * the Python frames at the end. */
 static size_t build_key(const recs__request *r, uint64_t *key, bool *biased)
 {
     size_t n = 1;
@@ -178,14 +184,32 @@ static size_t build_key(const recs__request *r, uint64_t *key, bool *biased)
         flags |= 1;
     }
     const uint64_t *frames = recs__request_frames(r);
-    for (uint32_t i = first; i < r->nframes && n < MAX_PCS; i++)
+    for (uint32_t i = first; i < r->nframes && n < MAX_PCS - RECS_PY_DEPTH; i++)
         key[n++] = frames[i];
+    for (uint32_t i = 0; i < r->npy && i < RECS_PY_DEPTH; i++)
+        key[n++] = frames[r->nframes + i];
+    flags |= (uint64_t)(r->npy < RECS_PY_DEPTH ? r->npy : RECS_PY_DEPTH) << 8;
     /* A walk that stopped at a module whose table was not built yet is
      * short, not complete. */
     if (r->flags & (RECS_REQ_TRUNCATED | RECS_REQ_EARLY))
         flags |= 2;
     key[0] = flags;
     return n;
+}
+
+/* The Python frames of one eval-loop call, from key[py] up to the one that
+ * ends it; the index after them. */
+static size_t py_group(const uint64_t *key, size_t py, size_t n, rec_id *ids,
+                       size_t *nids)
+{
+    while (py < n && *nids < REC_MAX_ARRAY) {
+        uint64_t w = key[py++];
+        if (recs__py_frame(recs__g.w, w, &ids[*nids]) == 0)
+            (*nids)++;
+        if (w & RECS_PY_END)
+            break;
+    }
+    return py;
 }
 
 /* The stack's id, 0 if none; *provisional: a frame's name is (see
@@ -195,10 +219,11 @@ static rec_id intern_stack(const uint64_t *key, size_t n, bool *provisional)
     static rec_id ids[REC_MAX_ARRAY];
     size_t nids = 0;
     bool truncated = (key[0] & 2) != 0;
+    size_t npy = (size_t)(key[0] >> 8 & 0xff), py = n - npy;
     struct rec_StackTrace st;
     rec_id id = 0;
 
-    for (size_t i = 1; i < n; i++) {
+    for (size_t i = 1; i < n - npy; i++) {
         size_t got = 0;
         bool is_ret = i > 1 || (key[0] & 1);
         if (nids == REC_MAX_ARRAY) {
@@ -211,7 +236,19 @@ static rec_id intern_stack(const uint64_t *key, size_t n, bool *provisional)
             continue;
         *provisional |= rc > 0;
         nids += got;
+        /* An eval-loop call: the Python functions it runs go between the
+         * code inlined into it, which works for them, and the call's
+         * physical frame (the last of the pc's frames). */
+        if (got && py < n && recs__py_in_eval(is_ret ? key[i] - 1 : key[i])) {
+            rec_id call = ids[--nids];
+            py = py_group(key, py, n, ids, &nids);
+            if (nids < REC_MAX_ARRAY)
+                ids[nids++] = call;
+        }
     }
+    /* Calls whose eval loop the native walk did not reach: outermost. */
+    while (py < n && nids < REC_MAX_ARRAY)
+        py = py_group(key, py, n, ids, &nids);
     if (nids == 0)
         return 0;
     memset(&st, 0, sizeof st);

@@ -55,7 +55,7 @@ struct opts {
     const char *walker;
     const char *engine;
     uint64_t backlog;           /* --stream-backlog, bytes */
-    bool follow, force, quiet, no_cmdline;
+    bool follow, force, quiet, no_cmdline, no_python;
     bool stream;                /* -o - or a FIFO */
     bool stream_stdout;         /* ... that is our standard output */
     char run_id[33];            /* REC_RUN_ID of this run */
@@ -86,6 +86,8 @@ static void usage(FILE *f)
 "  -c, --follow-children    record descendant processes too, each into\n"
 "                           its own file (default: only PROGRAM)\n"
 "      --no-command-line    record the program's name, not its arguments\n"
+"      --no-python          Python programs: their C code only, without\n"
+"                           the Python functions it runs\n"
 "      --stream-backlog S   with -o - or a FIFO: what may wait for a slow\n"
 "                           consumer before chunks are dropped (32M)\n"
 "  -q, --quiet              no summary line on stderr\n"
@@ -113,7 +115,7 @@ static int fail_usage(const char *fmt, ...)
 static int parse_args(int argc, char **argv, struct opts *o)
 {
     enum { OPT_CHUNK = 256, OPT_FLUSH, OPT_SIGNAL, OPT_NO_CMDLINE, OPT_WALKER,
-           OPT_ENGINE, OPT_BACKLOG };
+           OPT_ENGINE, OPT_BACKLOG, OPT_NO_PYTHON };
     static const struct option longopts[] = {
         { "output", required_argument, NULL, 'o' },
         { "force", no_argument, NULL, 'f' },
@@ -127,6 +129,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
         { "follow-children", no_argument, NULL, 'c' },
         { "quiet", no_argument, NULL, 'q' },
         { "no-command-line", no_argument, NULL, OPT_NO_CMDLINE },
+        { "no-python", no_argument, NULL, OPT_NO_PYTHON },
         { "stream-backlog", required_argument, NULL, OPT_BACKLOG },
         { "help", no_argument, NULL, 'h' },
         { "version", no_argument, NULL, 'V' },
@@ -217,6 +220,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
             break;
         case 'c': o->follow = true; break;
         case OPT_NO_CMDLINE: o->no_cmdline = true; break;
+        case OPT_NO_PYTHON: o->no_python = true; break;
         case 'q': o->quiet = true; break;
         case 'h': usage(stdout); exit(0);
         case 'V': printf("rec-start (%s) %s\n", PACKAGE_NAME, PACKAGE_VERSION); exit(0);
@@ -474,6 +478,7 @@ static int child_env(const struct opts *o, const char *output, const char *lib)
     else
         unsetenv(REC_ENV_SIGNAL);
     rc |= setenv(REC_ENV_NO_COMMAND_LINE, o->no_cmdline ? "1" : "0", 1);
+    rc |= setenv(REC_ENV_PYTHON, o->no_python ? "0" : "1", 1);
     rc |= setenv(REC_ENV_RUN_ID, o->run_id, 1);
     free(preload);
     return rc ? -1 : 0;
