@@ -6,6 +6,8 @@
  */
 #include <config.h>
 
+#include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "cli.h"
@@ -51,4 +53,30 @@ bool cli_field_uint(const rec_value *vals, long f, uint64_t *out)
 bool cli_field_bool(const rec_value *vals, long f)
 {
     return f >= 0 && vals[f].kind == REC_BOOL && vals[f].v.b;
+}
+
+size_t cli_python_name(char *buf, size_t size, const char *func, size_t flen,
+                       const char *file, size_t filelen, uint64_t line)
+{
+    const char *base = file;
+    char at[32] = "";
+    int n;
+
+    for (size_t i = 0; file && i < filelen; i++)
+        if (file[i] == '/')
+            base = file + i + 1;
+    if (line)
+        snprintf(at, sizeof at, ":%" PRIu64, line);
+    if (!func) {
+        func = "[python]";
+        flen = 8;
+    }
+    if (file && filelen)
+        n = snprintf(buf, size, "%.*s (%.*s%s)", (int)flen, func,
+                     (int)(filelen - (size_t)(base - file)), base, at);
+    else
+        n = snprintf(buf, size, "%.*s", (int)flen, func);
+    if (n < 0)
+        n = 0;
+    return (size_t)n < size ? (size_t)n : size - 1;
 }

@@ -353,6 +353,13 @@ const char *cli_debug_frame_name(cli_debug *s, const char *func, size_t flen,
                                  const char *module, size_t mlen,
                                  uint64_t offset);
 
+/* The name a Python frame (kind "python") is shown by: "qualname
+ * (file.py:12)", with the file's last component; without ":line" when
+ * line is 0 (a tool's per-function view passes 0). Written to buf (NUL
+ * terminated, cut to size); returns its length. */
+size_t cli_python_name(char *buf, size_t size, const char *func, size_t flen,
+                       const char *file, size_t filelen, uint64_t line);
+
 /* --debug-dir DIR: an existing directory (the usage error is printed). */
 int cli_opt_debug_dir(const char *prog, const char *arg, const char **dir);
 

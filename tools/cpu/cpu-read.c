@@ -41,7 +41,7 @@ typedef struct pool_fields {
     long th_tid, th_name, th_pid;
     long str_value;
     long st_frames;
-    long fr_function, fr_module, fr_offset;
+    long fr_function, fr_module, fr_offset, fr_file, fr_kind;
     const rec_type *module;
     long mod_path, mod_bid;
 } pool_fields;
@@ -223,11 +223,22 @@ static long frame_function(reader_ctx *c, const rec_entry *fr)
         c->pf.fr_function = rec_type_field_index(ft, "function");
         c->pf.fr_module = rec_type_field_index(ft, "module");
         c->pf.fr_offset = rec_type_field_index(ft, "offset");
+        c->pf.fr_file = rec_type_field_index(ft, "file");
+        c->pf.fr_kind = rec_type_field_index(ft, "kind");
     }
-    size_t len = 0, mlen = 0;
+    size_t len = 0, mlen = 0, klen = 0;
     uint64_t off;
     const char *s = entry_string(c, fr, c->pf.fr_function, &len);
     const char *mod = entry_string(c, fr, c->pf.fr_module, &mlen), *dn;
+    const char *kind = entry_string(c, fr, c->pf.fr_kind, &klen);
+    if (kind && klen == 6 && memcmp(kind, "python", 6) == 0) {
+        /* A function, whatever line: "qualname (file.py)". */
+        size_t flen = 0;
+        const char *file = entry_string(c, fr, c->pf.fr_file, &flen);
+        char name[1100];
+        size_t n = cli_python_name(name, sizeof name, s, len, file, flen, 0);
+        return cli_strtab_intern(&c->m->funcs, name, n);
+    }
     if (c->m->opt.debug && mod && entry_uint(fr, c->pf.fr_offset, &off) &&
         (dn = cli_debug_frame_name(c->m->opt.debug, s, s ? len : 0, mod, mlen,
                                    off)))

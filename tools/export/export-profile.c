@@ -291,6 +291,21 @@ static long frame_of(rctx *c, const rec_entry *e)
     f.line = line > UINT32_MAX ? 0 : (uint32_t)line;
     if (entry_field(e, "inlined", &v) && v.kind == REC_BOOL && v.v.b)
         f.flags |= XP_F_INLINED;
+    if ((s = entry_string(p, e, "kind")) < 0)
+        return s;
+    if (s && strcmp(xp_str(p, (uint32_t)s), "python") == 0) {
+        /* Shown as "qualname (file.py:12)", and grouped by its file as a
+         * native function is by its module. */
+        const char *fn = f.func ? xp_str(p, f.func) : NULL;
+        const char *file = f.file ? xp_str(p, f.file) : NULL;
+        char buf[1100];
+        size_t len = cli_python_name(buf, sizeof buf, fn, fn ? strlen(fn) : 0,
+                                     file, file ? strlen(file) : 0, f.line);
+        if ((s = intern_n(p, buf, len)) < 0)
+            return s;
+        f.func = (uint32_t)s;
+        f.module = f.file;
+    }
     if (p->opt.debug && f.module) {
         const char *fn = xp_str(p, f.func), *mod = xp_str(p, f.module);
         const char *name = cli_debug_frame_name(p->opt.debug, fn, strlen(fn),
