@@ -53,10 +53,20 @@ tests_workloads_libunwdf_la_LDFLAGS = -module -avoid-version -rpath /nowhere
 
 TESTS += tests/test-unwind-table tests/test-unwind-cache tests/test-unwind.sh tests/test-debug-dir.sh
 dist_check_SCRIPTS += tests/test-unwind.sh tests/test-debug-dir.sh
-# Stacks through JIT code: node and Java (tests/runtimes/).
-TESTS += tests/test-runtimes.sh
-dist_check_SCRIPTS += tests/test-runtimes.sh
-EXTRA_DIST += tests/runtimes/hot.js tests/runtimes/Hot.java
+# Stacks through JIT code (node, Java) and Python frames (tests/runtimes/).
+TESTS += tests/test-runtimes.sh tests/test-python.sh
+dist_check_SCRIPTS += tests/test-runtimes.sh tests/test-python.sh
+EXTRA_DIST += tests/runtimes/hot.js tests/runtimes/Hot.java tests/runtimes/hot.py
 # The readers' --debug-dir on a recording of libunws (tests/mkgolden).
 EXTRA_DIST += tests/data/debug-dir/dump-names.txt \
 	tests/data/debug-dir/collapsed.txt tests/data/debug-dir/cpu-hot.txt
+
+# The handler's walk of Python frames over built interpreter state.
+check_PROGRAMS += tests/test-python-walk
+tests_test_python_walk_SOURCES = tests/test-python-walk.c tests/session-stubs.c \
+	libsampler/python.c libsampler/python.h libsampler/py-layouts.h
+tests_test_python_walk_CPPFLAGS = -I$(top_srcdir)/libsampler $(AM_CPPFLAGS) \
+	-I$(top_srcdir)/tests
+tests_test_python_walk_CFLAGS = $(AM_CFLAGS) $(PTHREAD_CFLAGS)
+tests_test_python_walk_LDADD = librecord/librecord.la $(PTHREAD_LIBS) -ldl
+TESTS += tests/test-python-walk
