@@ -8,13 +8,20 @@
  *                              its table from .eh_frame (median of 5)
  *   unwind-cost process        tables of every module of this process,
  *                              built as the sampler does at start
+ *   unwind-cost python [DEPTH] the same walk, then the Python frames' walk
+ *                              (python.c), from inside DEPTH Python calls
+ *                              of Debian's libpython3.11 (loaded here):
+ *                              ns per walk each, median of 5
  *
  * Links the unwinder's files directly; the sampler's globals they refer
  * to are defined here.
  */
 #include <config.h>
 #include "internal.h"
+#include "python.h"
 #include "unwind.h"
+
+#include <dlfcn.h>
 
 #include <fcntl.h>
 #include <gelf.h>
@@ -105,6 +112,105 @@ static int cmd_walk(int depth)
     return 0;
 }
 
+/* ---- python ---- */
+
+/* What a C function called from Python needs of the interpreter's ABI,
+ * looked up at run time: no Python headers at build time. */
+typedef void *(*py_cfunc)(void *self, void *args);
+struct py_methoddef {
+    const char *name;
+    py_cfunc meth;
+    int flags;
+    const char *doc;
+};
+#define PY_METH_NOARGS 0x0004
+
+static void *pylib, *py_none;
+static uint64_t per_pywalk[5];
+static unsigned py_frames_seen;
+
+void recs__warn(const char *fmt, ...)
+{
+    (void)fmt;
+}
+
+__attribute__((noipa)) static void measure_python(void)
+{
+    pthread_attr_t attr;
+    void *addr;
+    size_t size;
+    uint64_t out[RECS_PY_DEPTH], seen[3] = { 0, 0, 0 };
+    ucontext_t uc;
+
+    measure();     /* the native walk, as in walk mode */
+    pthread_getattr_np(pthread_self(), &attr);
+    pthread_attr_getstack(&attr, &addr, &size);
+    pthread_attr_destroy(&attr);
+    getcontext(&uc);
+    uint64_t sp = (uint64_t)uc.uc_mcontext.gregs[REG_RSP];
+    uint64_t hi = (uint64_t)(uintptr_t)addr + size;
+    for (int r = 0; r < 5; r++) {
+        uint64_t t0 = recs__now_ns();
+        for (int i = 0; i < ITER; i++)
+            py_frames_seen = recs__py_walk(sp, hi, seen, out, RECS_PY_DEPTH);
+        per_pywalk[r] = (recs__now_ns() - t0) * 1000 / ITER;   /* ps */
+    }
+}
+
+static void *probe(void *self, void *args)
+{
+    void (*incref)(void *) = (void (*)(void *))dlsym(pylib, "Py_IncRef");
+    (void)self;
+    (void)args;
+    measure_python();
+    incref(py_none);
+    return py_none;
+}
+
+static int cmd_python(int depth)
+{
+    static struct py_methoddef def = { "probe", probe, PY_METH_NOARGS, NULL };
+    char code[512];
+
+    pylib = dlopen("libpython3.11.so.1.0", RTLD_NOW | RTLD_GLOBAL);
+    if (!pylib) {
+        fprintf(stderr, "unwind-cost: %s\n", dlerror());
+        return 1;
+    }
+    void (*init)(int) = (void (*)(int))dlsym(pylib, "Py_InitializeEx");
+    void *(*newfunc)(void *, void *, void *) =
+        (void *(*)(void *, void *, void *))dlsym(pylib, "PyCFunction_NewEx");
+    void *(*addmod)(const char *) = (void *(*)(const char *))dlsym(pylib, "PyImport_AddModule");
+    int (*setattr)(void *, const char *, void *) =
+        (int (*)(void *, const char *, void *))dlsym(pylib, "PyObject_SetAttrString");
+    int (*run)(const char *) = (int (*)(const char *))dlsym(pylib, "PyRun_SimpleString");
+    py_none = dlsym(pylib, "_Py_NoneStruct");
+    if (!init || !newfunc || !addmod || !setattr || !run || !py_none)
+        return 1;
+    init(0);
+    setattr(addmod("__main__"), "probe", newfunc(&def, NULL, NULL));
+    recs__uw_refresh_all();
+    recs__py_detect();
+    if (!atomic_load(&recs__py.on)) {
+        fprintf(stderr, "unwind-cost: no interpreter found\n");
+        return 1;
+    }
+    snprintf(code, sizeof code,
+             "def f(n):\n"
+             "    if n > 0:\n"
+             "        return f(n - 1) + 1\n"
+             "    probe()\n"
+             "    return 0\n"
+             "f(%d)\n", depth);
+    if (run(code) != 0)
+        return 1;
+    printf("python native_frames=%u native_ns=%.3f py_frames=%u py_ns=%.3f "
+           "ratio=%.2f\n", frames_seen, (double)median5(per_walk) / 1000.0,
+           py_frames_seen, (double)median5(per_pywalk) / 1000.0,
+           (double)median5(per_pywalk) / (double)median5(per_walk));
+    return 0;
+}
+
 /* ---- tables ---- */
 
 static int cmd_tables(int argc, char **argv)
@@ -185,7 +291,9 @@ int main(int argc, char **argv)
         return cmd_tables(argc - 2, argv + 2);
     if (argc == 2 && !strcmp(argv[1], "process"))
         return cmd_process();
-    fprintf(stderr,
-            "usage: unwind-cost walk [DEPTH] | tables FILE... | process\n");
+    if (argc >= 2 && !strcmp(argv[1], "python"))
+        return cmd_python(argc > 2 ? atoi(argv[2]) : 20);
+    fprintf(stderr, "usage: unwind-cost walk [DEPTH] | tables FILE... | "
+            "process | python [DEPTH]\n");
     return 2;
 }
