@@ -76,6 +76,8 @@ extern recs__py_state recs__py;
 #define RECS_PY_END       (1ull << 63)
 #define RECS_PY_OFF_SHIFT 44
 #define RECS_PY_OFF_MAX   ((1u << 19) - 1)
+/* A Python program's busy nap, at most (sampler.c). */
+#define RECS_PY_NAP_NS    100000000ull
 /* Python frames per sample, at most. */
 #define RECS_PY_DEPTH     64
 

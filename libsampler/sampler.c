@@ -112,7 +112,9 @@ static uint64_t own_cpu_ns(void)
  * RECS_BUSY_BATCH items at the rate just seen (ELAPSED ns for NEWS). A Go
  * program ends by a raw exit_group, never through an exit rec sees, and
  * loses the samples since the last flush of each of its threads: for it,
- * the nap is also at most 1/RECS_GO_AGE_PART of the session's AGE. */
+ * the nap is also at most 1/RECS_GO_AGE_PART of the session's AGE. A
+ * Python program frees code objects (a script's own as soon as it ends):
+ * its samples are named within RECS_PY_NAP_NS, while most still live. */
 static uint64_t busy_cadence(uint64_t elapsed, uint64_t news, uint64_t age,
                              bool go)
 {
@@ -122,6 +124,8 @@ static uint64_t busy_cadence(uint64_t elapsed, uint64_t news, uint64_t age,
         nap = RECS_BUSY_MAX_NS;
     if (go && nap > age / RECS_GO_AGE_PART)
         nap = age / RECS_GO_AGE_PART;
+    if (nap > RECS_PY_NAP_NS && atomic_load(&recs__py.on))
+        nap = RECS_PY_NAP_NS;
     return nap < RECS_BUSY_NS ? RECS_BUSY_NS : nap;
 }
 

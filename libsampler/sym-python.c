@@ -17,21 +17,36 @@
 
 #define NAME_MAX_CHARS 512
 #define TABLE_MAX      (64u << 10)   /* bytes of a location table read */
-#define CACHE_MAX      (1u << 16)    /* frames kept before starting over */
+#define CACHE_MAX      (1u << 14)    /* code objects kept before starting over */
 
-/* (code, instruction) -> Frame id, open addressing; 0 keys are empty. */
-struct slot {
-    uint64_t key;
-    rec_id id;
+/* What a code object was named by when last read: kept past its end, for
+ * samples the drain meets after the interpreter freed it (a script's own
+ * code object goes when the script ends, and most samples of a short
+ * program are named at its end). Keyed by address: a code object at the
+ * same address with other names replaces it. */
+struct code_info {
+    uint64_t code;                   /* 0: empty slot */
+    uint64_t qualname, filename;     /* the str objects' addresses */
+    rec_id func, file;
+    int32_t firstline;
+    unsigned char *table;            /* the location table */
+    size_t tlen;
 };
-static struct slot *slots;
+static struct code_info *slots;
 static size_t nslots, used;
 
-void recs__py_names_free(void)
+static void drop_all(void)
 {
+    for (size_t i = 0; i < nslots; i++)
+        free(slots[i].table);
     free(slots);
     slots = NULL;
     nslots = used = 0;
+}
+
+void recs__py_names_free(void)
+{
+    drop_all();
 }
 
 void recs__py_names_abandon(void)
@@ -176,98 +191,118 @@ static unsigned table_line(const unsigned char *t, size_t n, int first,
     return 0;
 }
 
-static int intern_str(rec_writer *w, const char *s, rec_id *id)
+static struct code_info *find(uint64_t code)
 {
-    return rec_intern_cstr(w, s, id);
+    size_t i = (size_t)((code * 0x9e3779b97f4a7c15ull) >> 20) & (nslots - 1);
+    while (slots[i].code && slots[i].code != code)
+        i = (i + 1) & (nslots - 1);
+    return &slots[i];
 }
 
-static int make_frame(rec_writer *w, uint64_t code, uint32_t off, rec_id *id)
+/* The slot for code, growing the table (or starting over) first. */
+static struct code_info *slot_for(uint64_t code)
+{
+    if (used >= nslots / 4 * 3) {
+        size_t n = nslots ? nslots * 2 : 256;
+        struct code_info *v, *old = slots;
+        size_t nold = nslots;
+        if (n > CACHE_MAX || !(v = calloc(n, sizeof *v))) {
+            drop_all();
+            if (!(v = calloc(n = 256, sizeof *v)))
+                return NULL;
+            old = NULL;
+            nold = 0;
+        }
+        slots = v;
+        nslots = n;
+        used = 0;
+        for (size_t k = 0; k < nold; k++)
+            if (old[k].code) {
+                *find(old[k].code) = old[k];
+                used++;
+            }
+        free(old);
+    }
+    return find(code);
+}
+
+/* Read the code object at code into ci (names interned, table copied);
+ * false if it is no code object now. */
+static bool read_code(rec_writer *w, uint64_t code, struct code_info *ci,
+                      int *err)
 {
     const recs__py_layout *l = recs__py.layout;
-    unsigned char co[256], *table = NULL;
-    char name[NAME_MAX_CHARS * 4 + 1], file[NAME_MAX_CHARS * 4 + 1];
-    uint64_t type, ptr, tlen;
+    unsigned char co[256];
+    char text[NAME_MAX_CHARS * 4 + 1];
+    uint64_t type, qn, fn, ptr, tlen;
     int32_t firstline;
-    struct rec_Frame f;
-    int rc;
 
-    memset(&f, 0, sizeof f);
-    f.offset = (uint64_t)off * 2;
-    if ((rc = intern_str(w, "python", &f.kind)) < 0)
-        return rc;
-    if (l->co_code > sizeof co || !read_mem(co, code, l->co_code) ||
-        (memcpy(&type, co + 8, 8), type != recs__py.code_type)) {
-        /* Freed since the sample: the kind says what it was. */
-        if ((rc = intern_str(w, "[python]", &f.function)) < 0)
-            return rc;
-        return rec_intern_Frame(w, &f, id);
-    }
-    memcpy(&ptr, co + l->co_qualname, 8);
-    if (read_str(ptr, name, sizeof name) &&
-        (rc = intern_str(w, name, &f.function)) < 0)
-        return rc;
-    memcpy(&ptr, co + l->co_filename, 8);
-    if (read_str(ptr, file, sizeof file) &&
-        (rc = intern_str(w, file, &f.file)) < 0)
-        return rc;
+    if (l->co_code > sizeof co || !read_mem(co, code, l->co_code))
+        return false;
+    memcpy(&type, co + 8, 8);
+    if (type != recs__py.code_type)
+        return false;
+    memcpy(&qn, co + l->co_qualname, 8);
+    memcpy(&fn, co + l->co_filename, 8);
+    if (ci->code == code && ci->qualname == qn && ci->filename == fn)
+        return true;                 /* the same one, named already */
+    free(ci->table);
+    memset(ci, 0, sizeof *ci);
+    ci->code = code;
+    ci->qualname = qn;
+    ci->filename = fn;
+    if (read_str(qn, text, sizeof text) && (*err = rec_intern_cstr(w, text, &ci->func)) < 0)
+        return false;
+    if (read_str(fn, text, sizeof text) && (*err = rec_intern_cstr(w, text, &ci->file)) < 0)
+        return false;
     memcpy(&firstline, co + l->co_firstlineno, 4);
+    ci->firstline = firstline;
     memcpy(&ptr, co + l->co_linetable, 8);
     /* A bytes object: its size at 16, its bytes at 32. */
-    if (f.file && ptr && !(ptr & 7) && read_mem(&tlen, ptr + 16, 8)) {
+    if (ptr && !(ptr & 7) && read_mem(&tlen, ptr + 16, 8) && tlen) {
         if (tlen > TABLE_MAX)
             tlen = TABLE_MAX;
-        table = malloc(tlen ? tlen : 1);
-        if (table && read_mem(table, ptr + 32, tlen))
-            f.line = table_line(table, tlen, firstline, off);
-        free(table);
+        ci->table = malloc(tlen);
+        if (ci->table && read_mem(ci->table, ptr + 32, tlen)) {
+            ci->tlen = tlen;
+        } else {
+            free(ci->table);
+            ci->table = NULL;
+        }
     }
-    return rec_intern_Frame(w, &f, id);
-}
-
-static size_t find(uint64_t key)
-{
-    size_t i = (size_t)((key * 0x9e3779b97f4a7c15ull) >> 20) & (nslots - 1);
-    while (slots[i].key && slots[i].key != key)
-        i = (i + 1) & (nslots - 1);
-    return i;
+    return true;
 }
 
 int recs__py_frame(rec_writer *w, uint64_t word, rec_id *id)
 {
-    uint64_t key = (word & ~RECS_PY_END) | 1ull << 63;
-    size_t i;
-    int rc;
+    uint64_t code = recs__py_code(word);
+    uint32_t off = recs__py_off(word);
+    struct code_info *ci;
+    struct rec_Frame f;
+    bool fresh;
+    int rc = 0;
 
     if (!atomic_load_explicit(&recs__py.on, memory_order_acquire))
         return REC_EINVAL;
-    if (used >= nslots / 4 * 3) {
-        size_t n = nslots ? nslots * 2 : 256;
-        struct slot *v;
-        if (n > CACHE_MAX) {
-            memset(slots, 0, nslots * sizeof *slots);
-            used = 0;
-        } else if ((v = calloc(n, sizeof *v)) != NULL) {
-            struct slot *old = slots;
-            size_t nold = nslots;
-            slots = v;
-            nslots = n;
-            for (size_t k = 0; k < nold; k++)
-                if (old[k].key)
-                    slots[find(old[k].key)] = old[k];
-            free(old);
-        } else if (!nslots) {
-            return REC_ENOMEM;
-        }
-    }
-    i = find(key);
-    if (slots[i].key) {
-        *id = slots[i].id;
-        return 0;
-    }
-    rc = make_frame(w, recs__py_code(word), recs__py_off(word), id);
-    if (rc < 0)
+    memset(&f, 0, sizeof f);
+    f.offset = (uint64_t)off * 2;
+    if ((rc = rec_intern_cstr(w, "python", &f.kind)) < 0)
         return rc;
-    slots[i] = (struct slot){ key, *id };
-    used++;
-    return 0;
+    ci = slot_for(code);
+    if (!ci)
+        return REC_ENOMEM;
+    fresh = ci->code == 0;
+    if (!read_code(w, code, ci, &rc) && rc < 0)
+        return rc;
+    used += fresh && ci->code;
+    if (ci->code == code) {
+        /* Named now, or when it was alive. */
+        f.function = ci->func;
+        f.file = ci->file;
+        if (ci->file && ci->table)
+            f.line = table_line(ci->table, ci->tlen, ci->firstline, off);
+    } else if ((rc = rec_intern_cstr(w, "[python]", &f.function)) < 0) {
+        return rc;
+    }
+    return rec_intern_Frame(w, &f, id);
 }
