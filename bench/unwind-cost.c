@@ -18,6 +18,7 @@
  */
 #include <config.h>
 #include "internal.h"
+#include "fpwalk.h"
 #include "python.h"
 #include "unwind.h"
 
@@ -69,7 +70,7 @@ __attribute__((noipa)) static void measure(void)
     void *addr;
     size_t size;
     uint64_t lo, hi;
-    bool trunc, root, early;
+    unsigned stop;
     const recs_uw_set *set = recs__uw_current();
 
     pthread_getattr_np(pthread_self(), &attr);
@@ -85,11 +86,11 @@ __attribute__((noipa)) static void measure(void)
         uint64_t t0 = recs__now_ns();
         for (int i = 0; i < ITER; i++)
             frames_seen = recs__uw_walk(set, pc, sp, fp, 0, sp, hi, out, 128,
-                                        &trunc, &root, &early);
+                                        &stop);
         per_walk[r] = (recs__now_ns() - t0) * 1000 / ITER;   /* ps */
     }
     (void)lo;
-    walk_root = root;
+    walk_root = stop == RECS_STOP_ROOT;
 }
 
 __attribute__((noipa)) static void descend(int n)

@@ -7,6 +7,7 @@
  */
 #include <config.h>
 #include "internal.h"
+#include "fpwalk.h"
 #include "symbols.h"
 
 #include <sched.h>
@@ -288,7 +289,7 @@ static void emit_item(const titem *it)
         ev.startTime = r->time_ns;
         if (rec_emit_CPUTimeSample(st, &ev) == 0) {
             recs__g.stats.samples++;
-            recs__g.early_stacks += (r->flags & RECS_REQ_EARLY) != 0;
+            recs__g.early_stacks += recs__request_stop(r) == RECS_STOP_EARLY;
         }
     }
     for (int i = 0; i < RECS_LOST_NREASONS; i++) {

@@ -12,34 +12,40 @@
 /* Signal-safe. One frame (its saved fp NEXT and return address RET) of a
  * chain at *fp: false when the walk ends there. A zero return address ends
  * the chain (thread entry points clear it); so does a saved fp of 0 (_start
- * and clone clear rbp) or one that does not go up the stack. */
+ * and clone clear rbp); one that does not go up the stack cuts it. */
 static inline bool step(uint64_t next, uint64_t ret, uint64_t *fp,
                         uint64_t *out, unsigned *n, unsigned max,
-                        bool *truncated)
+                        unsigned *stop)
 {
     if (ret == 0)
         return false;
     if (*n == max) {
-        *truncated = true;
+        *stop = RECS_STOP_DEPTH;
         return false;
     }
     out[(*n)++] = ret;
-    if (next <= *fp)
+    if (next && next <= *fp) {
+        *stop = RECS_STOP_BAD_CFA;
         return false;
+    }
     *fp = next;
-    return true;
+    return next != 0;
 }
 
 /* Signal-safe. */
 RECS_NO_SANITIZE unsigned recs__fp_walk(uint64_t fp, uint64_t lo, uint64_t hi,
-                      uint64_t *out, unsigned max, bool *truncated)
+                      uint64_t *out, unsigned max, unsigned *stop)
 {
     unsigned n = 0;
 
-    *truncated = false;
-    while (fp && (fp & 7) == 0 && recs__in_stack(fp, 16, lo, hi)) {
+    *stop = RECS_STOP_ROOT;
+    while (fp) {
         const uint64_t *frame = (const uint64_t *)(uintptr_t)fp;
-        if (!step(frame[0], frame[1], &fp, out, &n, max, truncated))
+        if ((fp & 7) || !recs__in_stack(fp, 16, lo, hi)) {
+            *stop = (fp & 7) ? RECS_STOP_BAD_CFA : RECS_STOP_STACK_BOUND;
+            break;
+        }
+        if (!step(frame[0], frame[1], &fp, out, &n, max, stop))
             break;
     }
     return n;
@@ -64,14 +70,14 @@ static long read_self(uint64_t *dst, uint64_t addr, unsigned n)
 
 /* Signal-safe. */
 int recs__fp_walk_foreign(uint64_t fp, uint64_t sp, uint64_t *out,
-                          unsigned max, bool *truncated, uint64_t *window,
+                          unsigned max, unsigned *stop, uint64_t *window,
                           unsigned nwindow, unsigned *got)
 {
     uint64_t buf[CHUNK_WORDS], base = sp;
     long len;
     unsigned n = 0, reads = 1;
 
-    *truncated = false;
+    *stop = RECS_STOP_ROOT;
     *got = 0;
     if (sp & 7)
         return 0;
@@ -79,18 +85,26 @@ int recs__fp_walk_foreign(uint64_t fp, uint64_t sp, uint64_t *out,
         return -1;
     for (unsigned i = 0; i < nwindow && i < (unsigned)len; i++)
         window[(*got)++] = buf[i];
-    while (fp && (fp & 7) == 0 && fp >= base) {
+    while (fp) {
+        if ((fp & 7) || fp < base) {
+            *stop = RECS_STOP_BAD_CFA;
+            break;
+        }
         if (len < 2 || fp - base > (uint64_t)(len - 2) * 8) {
             /* The frame lies beyond what was read: read from it. */
-            if (reads == RECS_FOREIGN_READS)
+            if (reads == RECS_FOREIGN_READS) {
+                *stop = RECS_STOP_DEPTH;
                 break;
+            }
             reads++;
             base = fp;
-            if ((len = read_self(buf, base, CHUNK_WORDS)) < 2)
+            if ((len = read_self(buf, base, CHUNK_WORDS)) < 2) {
+                *stop = RECS_STOP_FOREIGN;
                 break;
+            }
         }
         if (!step(buf[(fp - base) / 8], buf[(fp - base) / 8 + 1], &fp, out,
-                  &n, max, truncated))
+                  &n, max, stop))
             break;
     }
     return (int)n;

@@ -27,6 +27,25 @@
 #define RECS_NO_SANITIZE
 #endif
 
+/* Why a walk ended: RECS_STOP_ROOT at the chain's natural end (the
+ * thread's root: a frame that marks itself outermost, a zero return
+ * address or frame pointer); any other value is why the stack is cut
+ * short, recorded as its truncationReason (stacks.c names them). */
+enum {
+    RECS_STOP_ROOT = 0,
+    RECS_STOP_DEPTH,         /* the depth limit */
+    RECS_STOP_EARLY,         /* a module whose table is not built yet */
+    RECS_STOP_NO_UNWIND,     /* module code without unwind information,
+                                and no frame pointer to follow */
+    RECS_STOP_JIT,           /* JIT code whose frame-pointer chain ends */
+    RECS_STOP_BAD_CFA,       /* a rule gave a frame that does not go up
+                                the stack */
+    RECS_STOP_STACK_BOUND,   /* a frame outside the thread's stack */
+    RECS_STOP_UNKNOWN_CODE,  /* a return address into no known code */
+    RECS_STOP_FOREIGN,       /* another stack: the kernel refused a read */
+    RECS_STOP_N
+};
+
 /* Signal-safe. Copy n words from the stack at addr (bounds checked by the
  * caller); a loop, not memcpy, which a sanitizer would intercept. */
 RECS_NO_SANITIZE static inline void recs__copy_stack(uint64_t *dst, uint64_t addr,
@@ -38,12 +57,12 @@ RECS_NO_SANITIZE static inline void recs__copy_stack(uint64_t *dst, uint64_t add
 }
 
 /* Signal-safe. Walk from fp; write up to max return addresses (innermost
- * first) to out. Returns the number written; *truncated is set when the walk
- * stopped at max while the chain went on. Hidden: the handler calls it
- * directly, never through the PLT (lazy binding, interposition). */
+ * first) to out. Returns the number written; *stop says why the walk
+ * ended (RECS_STOP_*). Hidden: the handler calls it directly, never
+ * through the PLT (lazy binding, interposition). */
 __attribute__((visibility("hidden")))
 unsigned recs__fp_walk(uint64_t fp, uint64_t lo, uint64_t hi,
-                      uint64_t *out, unsigned max, bool *truncated);
+                      uint64_t *out, unsigned max, unsigned *stop);
 
 /* Signal-safe. The same walk on a stack whose bounds are not known (a
  * goroutine's, a coroutine's): memory is read through the kernel
@@ -56,7 +75,7 @@ unsigned recs__fp_walk(uint64_t fp, uint64_t lo, uint64_t hi,
 #define RECS_FOREIGN_READS 8
 __attribute__((visibility("hidden")))
 int recs__fp_walk_foreign(uint64_t fp, uint64_t sp, uint64_t *out,
-                          unsigned max, bool *truncated, uint64_t *window,
+                          unsigned max, unsigned *stop, uint64_t *window,
                           unsigned nwindow, unsigned *got);
 
 /* Signal-safe. True if [addr, addr + len) lies inside [lo, hi). */

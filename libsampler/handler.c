@@ -233,7 +233,7 @@ RECS_NO_SANITIZE static void fill_request(recs__thread *t, recs__request *r, con
 {
     struct timespec ts;
     uint64_t lo = t->stack_lo, hi = t->stack_hi, bx = 0;
-    bool truncated = false, early = false;
+    unsigned stop = RECS_STOP_ROOT;
     uint64_t *frames;
 
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -267,23 +267,24 @@ RECS_NO_SANITIZE static void fill_request(recs__thread *t, recs__request *r, con
      * sigaltstack) the bounds recorded at registration do not apply and
      * nothing there is known to be mapped: its frame-pointer chain (Go
      * keeps one in all its code) read through the kernel, each return
-     * address in known code; the leaf only, marked truncated, where the
-     * kernel refuses. */
+     * address in known code; the leaf only, cut short (foreign-read),
+     * where the kernel refuses. */
     if (!recs__in_stack(r->sp, 8, lo, hi)) {
         unsigned got = 0;
         int n = recs__fp_walk_foreign(r->fp, r->sp, frames, t->q.depth,
-                                      &truncated, recs__request_window(r),
+                                      &stop, recs__request_window(r),
                                       t->q.window, &got);
         if (n < 0) {
-            r->flags |= RECS_REQ_TRUNCATED;
+            recs__request_set_stop(r, RECS_STOP_FOREIGN);
             add_python(t, r, 0, 0);
             return;
         }
         r->nwindow = (uint16_t)got;
         r->nframes = (uint16_t)recs__uw_keep_code(recs__uw_current(), frames,
                                                   (unsigned)n);
-        if ((unsigned)n > r->nframes || truncated)
-            r->flags |= RECS_REQ_TRUNCATED;
+        if ((unsigned)n > r->nframes)
+            stop = RECS_STOP_UNKNOWN_CODE;
+        recs__request_set_stop(r, stop);
         /* The window feeds the frame-pointer mode's leaf correction; the
          * CFI mode has no table for such code. */
         if (!recs__g.cfg.fp_walker)
@@ -301,14 +302,10 @@ RECS_NO_SANITIZE static void fill_request(recs__thread *t, recs__request *r, con
     /* Frames lie above sp: a tighter lower bound than the stack's. */
     r->nframes = (uint16_t)recs__uw_stack(!recs__g.cfg.fp_walker, r->pc,
                                           r->sp, r->fp, bx, r->sp, hi,
-                                          frames, t->q.depth, &truncated,
-                                          &early);
+                                          frames, t->q.depth, &stop);
     if (!recs__g.cfg.fp_walker)
         r->flags |= RECS_REQ_COMPLETE;
-    if (truncated)
-        r->flags |= RECS_REQ_TRUNCATED;
-    if (early)
-        r->flags |= RECS_REQ_EARLY;
+    recs__request_set_stop(r, stop);
     add_python(t, r, r->sp, hi);
 }
 

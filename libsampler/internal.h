@@ -300,7 +300,7 @@ typedef struct recs__global {
     unsigned char *batch;          /* drain copy buffer */
     size_t batch_size;
     recs_stats stats;
-    uint64_t early_stacks;         /* samples with RECS_REQ_EARLY */
+    uint64_t early_stacks;         /* samples whose walk stopped early */
     _Atomic uint64_t timer_failures;
     _Atomic uint64_t threads_seen;
     int out_fd;                    /* the writer's fd, or -1 */

@@ -24,10 +24,12 @@ enum { RECS_UNLOCKED = 0, RECS_ENQUEUE = 1, RECS_DEQUEUE = 2 };
 
 /* Request flags. */
 #define RECS_REQ_FAILED    0x01u  /* no usable context: stack is null */
-#define RECS_REQ_TRUNCATED 0x02u  /* the walk stopped at the depth limit */
 #define RECS_REQ_COMPLETE  0x04u  /* CFI walk: no frameless-leaf correction */
-#define RECS_REQ_EARLY     0x08u  /* a module's table was not built yet */
 #define RECS_REQ_WINDOW    0x10u  /* words[] starts with the window */
+/* Bits 8..11: why the walk ended (RECS_STOP_*, fpwalk.h); 0 at the
+ * thread's root. */
+#define RECS_REQ_STOP_SHIFT 8
+#define RECS_REQ_STOP_MASK  0x0f00u
 
 /* One sample request as the handler leaves it, followed in words[] by the
  * stack window (RECS_WINDOW_WORDS words, nwindow of them valid; only with
@@ -77,6 +79,19 @@ static inline uint64_t *recs__request_frames(const recs__request *r)
 {
     return (uint64_t *)r->words +
            (r->flags & RECS_REQ_WINDOW ? RECS_WINDOW_WORDS : 0);
+}
+
+/* Signal-safe. Record why r's walk ended (the first reason given). */
+static inline void recs__request_set_stop(recs__request *r, unsigned stop)
+{
+    if (!(r->flags & RECS_REQ_STOP_MASK))
+        r->flags = (uint16_t)(r->flags | ((stop << RECS_REQ_STOP_SHIFT) &
+                                          RECS_REQ_STOP_MASK));
+}
+
+static inline unsigned recs__request_stop(const recs__request *r)
+{
+    return (r->flags & RECS_REQ_STOP_MASK) >> RECS_REQ_STOP_SHIFT;
 }
 
 /* Signal-safe. The bytes r takes, as filled. */

@@ -18,6 +18,7 @@
 #include "format.h"
 #include "unwind.h"
 #include "python.h"
+#include "fpwalk.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -150,8 +151,9 @@ static bool in_exec(uint64_t pc)
 }
 
 /* The key words: [flags, pc0, pc1, ..., py0, py1, ...]; flags bit0 = the
- * first pc is a return address (biased), bit1 = truncated, bits 8..15 =
- * the Python frames at the end. */
+ * first pc is a return address (biased), bit2 = the only pc, in no known
+ * code, bits 8..15 = the Python frames at the end, bits 16..19 = why the
+ * walk stopped (RECS_STOP_*). */
 static size_t build_key(const recs__request *r, uint64_t *key, bool *biased)
 {
     size_t n = 1;
@@ -179,6 +181,12 @@ static size_t build_key(const recs__request *r, uint64_t *key, bool *biased)
             if (r->nframes && recs__request_frames(r)[0] == ret)
                 first = 1;
         }
+    } else if (r->nframes == 0 && r->npy == 0) {
+        /* Nothing else to show: the interrupted pc itself, in code no
+         * module holds, rather than no stack; not named (a module the
+         * symbolizer still knows there may be gone). */
+        key[n++] = r->pc;
+        flags |= 4;
     } else {
         *biased = true;
         flags |= 1;
@@ -189,13 +197,23 @@ static size_t build_key(const recs__request *r, uint64_t *key, bool *biased)
     for (uint32_t i = 0; i < r->npy && i < RECS_PY_DEPTH; i++)
         key[n++] = frames[r->nframes + i];
     flags |= (uint64_t)(r->npy < RECS_PY_DEPTH ? r->npy : RECS_PY_DEPTH) << 8;
-    /* A walk that stopped at a module whose table was not built yet is
-     * short, not complete. */
-    if (r->flags & (RECS_REQ_TRUNCATED | RECS_REQ_EARLY))
-        flags |= 2;
+    flags |= (uint64_t)recs__request_stop(r) << 16;
     key[0] = flags;
     return n;
 }
+
+/* StackTrace.truncationReason, by RECS_STOP_*. */
+static const char *const stop_names[RECS_STOP_N] = {
+    [RECS_STOP_ROOT] = "",
+    [RECS_STOP_DEPTH] = "depth",
+    [RECS_STOP_EARLY] = "early",
+    [RECS_STOP_NO_UNWIND] = "no-unwind-info",
+    [RECS_STOP_JIT] = "jit",
+    [RECS_STOP_BAD_CFA] = "bad-cfa",
+    [RECS_STOP_STACK_BOUND] = "stack-bound",
+    [RECS_STOP_UNKNOWN_CODE] = "unknown-code",
+    [RECS_STOP_FOREIGN] = "foreign-read",
+};
 
 /* The Python frames of one eval-loop call, from key[py] up to the one that
  * ends it; the index after them. */
@@ -218,7 +236,7 @@ static rec_id intern_stack(const uint64_t *key, size_t n, bool *provisional)
 {
     static rec_id ids[REC_MAX_ARRAY];
     size_t nids = 0;
-    bool truncated = (key[0] & 2) != 0;
+    unsigned stop = (unsigned)(key[0] >> 16 & 0xf);
     size_t npy = (size_t)(key[0] >> 8 & 0xff), py = n - npy;
     struct rec_StackTrace st;
     rec_id id = 0;
@@ -227,11 +245,13 @@ static rec_id intern_stack(const uint64_t *key, size_t n, bool *provisional)
         size_t got = 0;
         bool is_ret = i > 1 || (key[0] & 1);
         if (nids == REC_MAX_ARRAY) {
-            truncated = true;
+            stop = RECS_STOP_DEPTH;
             break;
         }
-        int rc = recs__symbols_frames(recs__g.sym, key[i], is_ret, ids + nids,
-                                      REC_MAX_ARRAY - nids, &got);
+        int rc = (key[0] & 4)
+            ? recs__symbols_unknown_frame(recs__g.sym, key[i], ids + nids, &got)
+            : recs__symbols_frames(recs__g.sym, key[i], is_ret, ids + nids,
+                                   REC_MAX_ARRAY - nids, &got);
         if (rc < 0)
             continue;
         *provisional |= rc > 0;
@@ -252,7 +272,10 @@ static rec_id intern_stack(const uint64_t *key, size_t n, bool *provisional)
     if (nids == 0)
         return 0;
     memset(&st, 0, sizeof st);
-    st.truncated = truncated;
+    st.truncated = stop != RECS_STOP_ROOT;
+    if (st.truncated && stop < RECS_STOP_N &&
+        rec_intern_cstr(recs__g.w, stop_names[stop], &st.truncationReason) < 0)
+        return 0;
     st.frames = ids;
     st.frames_count = nids;
     if (rec_intern_StackTrace(recs__g.w, &st, &id) < 0)

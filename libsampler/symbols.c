@@ -755,6 +755,18 @@ int recs__symbols_frames(recs__symbols *s, uint64_t pc, bool is_return_address,
     return rc;
 }
 
+int recs__symbols_unknown_frame(recs__symbols *s, uint64_t pc, rec_id *frame,
+                                size_t *n)
+{
+    int rc;
+
+    pthread_mutex_lock(&s->lock);
+    rc = intern_frame(s, NULL, 0, pc, NULL, 0, false, false, frame);
+    pthread_mutex_unlock(&s->lock);
+    *n = rc < 0 ? 0 : 1;
+    return rc < 0 ? rc : 0;
+}
+
 int recs__symbols_leaf_return(recs__symbols *s, uint64_t pc, uint64_t sp,
                              const uint64_t *stack_window, size_t nwords,
                              uint64_t *ret)

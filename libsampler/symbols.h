@@ -62,6 +62,11 @@ int recs__symbols_emit_modules(recs__symbols *s, rec_stream *st, bool all);
 int recs__symbols_frames(recs__symbols *s, uint64_t pc, bool is_return_address,
                         rec_id *frames, size_t max, size_t *n);
 
+/* The Frame of a pc in no known code, unnamed: module and function null,
+ * offset the pc (*n = 1). 0 or < 0. */
+int recs__symbols_unknown_frame(recs__symbols *s, uint64_t pc, rec_id *frame,
+                                size_t *n);
+
 /* True if pc lies in an executable segment of a known module. */
 bool recs__symbols_is_executable(recs__symbols *s, uint64_t pc);
 

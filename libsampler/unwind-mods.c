@@ -765,21 +765,18 @@ void recs__uw_get_stats(recs_uw_stats *st)
 /* Signal-safe. */
 unsigned recs__uw_stack(bool cfi, uint64_t pc, uint64_t sp, uint64_t fp,
                         uint64_t bx, uint64_t lo, uint64_t hi, uint64_t *out,
-                        unsigned max, bool *truncated, bool *early)
+                        unsigned max, unsigned *stop)
 {
     const recs_uw_set *set = recs__uw_current();
-    bool root;
-    unsigned n;
+    unsigned n, k;
 
-    *early = false;
     if (set && !recs__uw_find(set, pc)) {
         atomic_store(&uw_unknown, 1);
         recs__uw_mark_stale();
     }
     if (cfi) {
-        n = recs__uw_walk(set, pc, sp, fp, bx, lo, hi, out, max, truncated,
-                          &root, early);
-        if (*early)
+        n = recs__uw_walk(set, pc, sp, fp, bx, lo, hi, out, max, stop);
+        if (*stop == RECS_STOP_EARLY)
             recs__uw_mark_stale();
         /* A walk that left for code of no known segment (a trampoline of
          * Python's -X perf, JIT code called from a library): once a set. */
@@ -790,10 +787,9 @@ unsigned recs__uw_stack(bool cfi, uint64_t pc, uint64_t sp, uint64_t fp,
         }
         return n;
     }
-    n = recs__fp_walk(fp, sp, hi, out, max, truncated);
-    if (recs__uw_keep_code(set, out, n) < n) {
-        n = recs__uw_keep_code(set, out, n);
-        *truncated = false;
-    }
-    return n;
+    n = recs__fp_walk(fp, sp, hi, out, max, stop);
+    k = recs__uw_keep_code(set, out, n);
+    if (k < n)
+        *stop = RECS_STOP_UNKNOWN_CODE;
+    return k;
 }

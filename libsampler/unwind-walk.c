@@ -62,15 +62,16 @@ unsigned recs__uw_keep_code(const recs_uw_set *set, uint64_t *frames,
 RECS_NO_SANITIZE unsigned recs__uw_walk(const recs_uw_set *set, uint64_t pc,
                        uint64_t sp, uint64_t fp, uint64_t bx, uint64_t lo,
                        uint64_t hi, uint64_t *out, unsigned max,
-                       bool *truncated, bool *root, bool *early)
+                       unsigned *stop)
 {
     unsigned n = 0;
     bool exact = true;          /* pc is an interrupted pc, not a return */
     bool bx_ok = true;          /* bx is this frame's rbx */
 
-    *truncated = *root = *early = false;
     if (!set)
-        return recs__fp_walk(fp, sp, hi, out, max, truncated);
+        return recs__fp_walk(fp, sp, hi, out, max, stop);
+    /* Every way out below but the root's says why. */
+    *stop = RECS_STOP_DEPTH;
     /* Each step moves sp strictly up the bounded stack, and at most max
      * frames are written: the loop ends. The bound below only caps the
      * cost of trampolines that emit nothing. */
@@ -89,12 +90,12 @@ RECS_NO_SANITIZE unsigned recs__uw_walk(const recs_uw_set *set, uint64_t pc,
              * distribution), and a short stack is better than a wrong
              * one. */
             recs__uw_want(set, seg);
-            *early = true;
+            *stop = RECS_STOP_EARLY;
             break;
         }
 
         if (row && (row->flags & RECS_UW_OUTER)) {
-            *root = true;
+            *stop = RECS_STOP_ROOT;
             break;
         }
         if (kind == RECS_UW_SIGNAL) {
@@ -103,15 +104,17 @@ RECS_NO_SANITIZE unsigned recs__uw_walk(const recs_uw_set *set, uint64_t pc,
              * so that the return-address lookup (pc - 1) lands on it. */
             if (!rd(sp + UC_REG(REG_RIP), lo, hi, &ra) ||
                 !rd(sp + UC_REG(REG_RSP), lo, hi, &nsp) ||
-                !rd(sp + UC_REG(REG_RBP), lo, hi, &nfp))
-                break;
-            bx_ok = rd(sp + UC_REG(REG_RBX), lo, hi, &bx);
-            if (nsp <= sp || !recs__uw_find(set, ra))
-                break;
-            if (n == max) {
-                *truncated = true;
+                !rd(sp + UC_REG(REG_RBP), lo, hi, &nfp)) {
+                *stop = RECS_STOP_STACK_BOUND;
                 break;
             }
+            bx_ok = rd(sp + UC_REG(REG_RBX), lo, hi, &bx);
+            if (nsp <= sp || !recs__uw_find(set, ra)) {
+                *stop = nsp <= sp ? RECS_STOP_BAD_CFA : RECS_STOP_UNKNOWN_CODE;
+                break;
+            }
+            if (n == max)
+                break;
             out[n++] = ra + 1;
             pc = ra;
             sp = nsp;
@@ -120,19 +123,25 @@ RECS_NO_SANITIZE unsigned recs__uw_walk(const recs_uw_set *set, uint64_t pc,
             continue;
         }
         if (kind == RECS_UW_SP || kind == RECS_UW_FP) {
-            if ((kind == RECS_UW_FP && fp == 0) || (row->cfa_bx && !bx_ok))
+            if ((kind == RECS_UW_FP && fp == 0) || (row->cfa_bx && !bx_ok)) {
+                *stop = RECS_STOP_BAD_CFA;
                 break;
+            }
             cfa = (row->cfa_bx ? bx : kind == RECS_UW_SP ? sp : fp) +
                   (uint64_t)(int64_t)row->cfa_off;
-            if (!rd(cfa + (uint64_t)(int64_t)row->ra_off, lo, hi, &ra))
+            if (!rd(cfa + (uint64_t)(int64_t)row->ra_off, lo, hi, &ra)) {
+                *stop = RECS_STOP_STACK_BOUND;
                 break;
+            }
             if (row->flags & RECS_UW_FP_SAVED) {
                 uint64_t at = cfa + (uint64_t)(int64_t)row->fp_off;
                 /* A slot below sp was popped already (compilers do not
                  * restore the rule in epilogues): rbp holds the caller's
                  * value, and the slot may lie under our signal frame. */
-                if (at >= sp && !rd(at, lo, hi, &nfp))
+                if (at >= sp && !rd(at, lo, hi, &nfp)) {
+                    *stop = RECS_STOP_STACK_BOUND;
                     break;
+                }
             } else if (row->flags & RECS_UW_FP_LOST) {
                 nfp = 0;
             }
@@ -147,24 +156,37 @@ RECS_NO_SANITIZE unsigned recs__uw_walk(const recs_uw_set *set, uint64_t pc,
             nsp = cfa;
         } else {
             /* No CFI here (code without it, PLT stubs, expressions): the
-             * frame-pointer rule. */
-            if (fp < sp || (fp & 7) || !rd(fp, lo, hi, &nfp) ||
-                !rd(fp + 8, lo, hi, &ra))
+             * frame-pointer rule. A zero frame pointer is a chain's end;
+             * any other that fails cuts it, in JIT code or in a module. */
+            if (fp == 0) {
+                *stop = RECS_STOP_ROOT;
                 break;
+            }
+            if (fp < sp || (fp & 7) || !rd(fp, lo, hi, &nfp) ||
+                !rd(fp + 8, lo, hi, &ra)) {
+                *stop = seg && seg->mod == RECS_UW_JIT ? RECS_STOP_JIT
+                                                       : RECS_STOP_NO_UNWIND;
+                break;
+            }
             nsp = fp + 16;
         }
-        if (nsp <= sp || ra == 0)
+        if (nsp <= sp) {
+            *stop = RECS_STOP_BAD_CFA;
             break;
+        }
+        if (ra == 0) {
+            *stop = RECS_STOP_ROOT;
+            break;
+        }
         /* A return address must point just after a call in known code. */
         if (!recs__uw_find(set, ra - 1)) {
             if (set->unknown)
                 atomic_store_explicit(set->unknown, 1, memory_order_relaxed);
+            *stop = RECS_STOP_UNKNOWN_CODE;
             break;
         }
-        if (n == max) {
-            *truncated = true;
+        if (n == max)
             break;
-        }
         out[n++] = ra;
         pc = ra;
         sp = nsp;
@@ -180,16 +202,17 @@ RECS_NO_SANITIZE unsigned recs__uw_walk(const recs_uw_set *set, uint64_t pc,
  * is the frame-pointer one, its return addresses checked. */
 unsigned recs__uw_walk(const recs_uw_set *set, uint64_t pc, uint64_t sp,
                        uint64_t fp, uint64_t bx, uint64_t lo, uint64_t hi,
-                       uint64_t *out, unsigned max, bool *truncated,
-                       bool *root, bool *early)
+                       uint64_t *out, unsigned max, unsigned *stop)
 {
-    unsigned n;
+    unsigned n, k;
 
     (void)pc;
     (void)bx;
     (void)lo;
-    *root = *early = false;
-    n = recs__fp_walk(fp, sp, hi, out, max, truncated);
-    return recs__uw_keep_code(set, out, n);
+    n = recs__fp_walk(fp, sp, hi, out, max, stop);
+    k = recs__uw_keep_code(set, out, n);
+    if (k < n)
+        *stop = RECS_STOP_UNKNOWN_CODE;
+    return k;
 }
 #endif

@@ -207,7 +207,7 @@ bool recs__uw_stale(void);
 RECS_UW_HIDDEN
 unsigned recs__uw_stack(bool cfi, uint64_t pc, uint64_t sp, uint64_t fp,
                         uint64_t bx, uint64_t lo, uint64_t hi, uint64_t *out,
-                        unsigned max, bool *truncated, bool *early);
+                        unsigned max, unsigned *stop);
 /* Signal-safe. The current set (NULL before the first refresh). */
 RECS_UW_HIDDEN
 const recs_uw_set *recs__uw_current(void);
@@ -255,14 +255,14 @@ int recs__uwc_store(const char *build_id, const recs_uw_table *t);
  * set; write up to max caller pcs (innermost first; return addresses, or
  * an interrupted pc + 1 past a signal trampoline so that the usual pc - 1
  * lookup lands on it) to out. Every stack read is checked against [lo,
- * hi). *truncated is set when max cut a walk that could go on, *root when
- * the outermost frame was reached, *early when the walk ended at a module
- * whose table is pending (its want[] flag is set). */
+ * hi). *stop says why the walk ended (fpwalk.h): RECS_STOP_ROOT at the
+ * outermost frame, RECS_STOP_DEPTH when max cut a walk that could go on,
+ * RECS_STOP_EARLY at a module whose table is pending (its want[] flag is
+ * set), else what cut it. */
 RECS_UW_HIDDEN
 unsigned recs__uw_walk(const recs_uw_set *set, uint64_t pc, uint64_t sp,
                        uint64_t fp, uint64_t bx, uint64_t lo, uint64_t hi,
-                       uint64_t *out, unsigned max, bool *truncated,
-                       bool *root, bool *early);
+                       uint64_t *out, unsigned max, unsigned *stop);
 
 /* Signal-safe. Keep the leading frames that lie in an executable segment
  * of set (a frame-pointer chain through code that uses rbp as data yields

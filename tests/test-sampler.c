@@ -228,7 +228,7 @@ static void test_fpwalk(void)
     static uint64_t stack[32] __attribute__((aligned(16)));
     uint64_t lo = (uint64_t)(uintptr_t)stack, hi = lo + sizeof stack;
     uint64_t out[8];
-    bool trunc;
+    unsigned trunc;
     unsigned n;
 
 #define FRAME(i, next, ret) (stack[i] = (next), stack[(i) + 1] = (ret))
@@ -250,19 +250,20 @@ static void test_fpwalk(void)
     tap_ok(n == 0, "fp outside the stack: no frame, no fault");
     FRAME(20, ADDR(10), 0x3333);            /* loop back down */
     n = recs__fp_walk(ADDR(4), lo, hi, out, 8, &trunc);
-    tap_ok(n == 3, "a chain going down stops (no loop)");
+    tap_ok(n == 3 && trunc == RECS_STOP_BAD_CFA, "a chain going down stops (no loop), bad-cfa");
     FRAME(20, ADDR(20), 0x3333);            /* self loop */
     n = recs__fp_walk(ADDR(4), lo, hi, out, 8, &trunc);
     tap_ok(n == 3, "a self-referencing frame stops");
     FRAME(20, hi + 64, 0x3333);             /* next outside */
     n = recs__fp_walk(ADDR(4), lo, hi, out, 8, &trunc);
-    tap_ok(n == 3, "next frame outside the stack stops after its return address");
+    tap_ok(n == 3 && trunc == RECS_STOP_STACK_BOUND,
+           "next frame outside the stack stops after its return address, stack-bound");
     FRAME(30, ADDR(31), 0x4444);            /* frame whose ret word is past hi */
     n = recs__fp_walk(ADDR(31), lo, hi, out, 8, &trunc);
     tap_ok(n == 0, "frame straddling the top of the stack is not read");
     FRAME(10, ADDR(20), 0);                 /* zero return address ends */
     n = recs__fp_walk(ADDR(4), lo, hi, out, 8, &trunc);
-    tap_ok(n == 1, "zero return address ends the walk");
+    tap_ok(n == 1 && trunc == RECS_STOP_ROOT, "zero return address ends the walk at its root");
     tap_ok(recs__in_stack(lo, 8, lo, hi) && !recs__in_stack(hi - 4, 8, lo, hi) &&
            !recs__in_stack(lo - 8, 8, lo, hi), "bounds helper");
 }
@@ -270,7 +271,7 @@ static void test_fpwalk(void)
 /* The walker on this very thread's real stack (built with frame pointers). */
 __attribute__((noinline)) static unsigned real_walk(uint64_t *out, unsigned max)
 {
-    bool trunc;
+    unsigned trunc;
     pthread_attr_t attr;
     void *addr;
     size_t size;
@@ -310,7 +311,7 @@ static void test_fpwalk_foreign(void)
                             MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     uint64_t out[16], win[4];
     unsigned got;
-    bool trunc;
+    unsigned trunc;
     int n;
 
     if (m == MAP_FAILED) {
@@ -337,7 +338,8 @@ static void test_fpwalk_foreign(void)
     munmap(m + 2 * pg, (size_t)pg);
     FFRAME(2 * pg - 16, base + 2 * (uint64_t)pg + 64, 0x3333);
     n = recs__fp_walk_foreign(base + 128, base + 64, out, 16, &trunc, win, 0, &got);
-    tap_ok(n == 3, "foreign stack: a frame on an unmapped page ends the walk, no fault (%d)", n);
+    tap_ok(n == 3 && trunc == RECS_STOP_FOREIGN,
+           "foreign stack: a frame on an unmapped page ends the walk, no fault, foreign-read (%d)", n);
     FFRAME(2 * pg - 16, base + 2 * (uint64_t)pg + 8, 0x3333);
     FFRAME(3000 / 8 * 8, base + 2 * (uint64_t)pg - 8, 0x2222);   /* straddles */
     n = recs__fp_walk_foreign(base + 128, base + 64, out, 16, &trunc, win, 0, &got);

@@ -7,6 +7,7 @@
  */
 #include <config.h>
 #include "tap.h"
+#include "fpwalk.h"
 #include "unwind.h"
 #include <rec/record.h>
 
@@ -21,6 +22,22 @@ struct buf {
     uint8_t b[4096];
     size_t n;
 };
+
+
+/* The walk with its stop reason as the three flags these cases check;
+ * the reason itself kept in last_stop. */
+static unsigned last_stop;
+static unsigned walk3(const recs_uw_set *set, uint64_t pc, uint64_t sp,
+                      uint64_t fp, uint64_t bx, uint64_t lo, uint64_t hi,
+                      uint64_t *out, unsigned max, bool *trunc, bool *root,
+                      bool *early)
+{
+    unsigned n = recs__uw_walk(set, pc, sp, fp, bx, lo, hi, out, max, &last_stop);
+    *trunc = last_stop == RECS_STOP_DEPTH;
+    *root = last_stop == RECS_STOP_ROOT;
+    *early = last_stop == RECS_STOP_EARLY;
+    return n;
+}
 
 static void u8(struct buf *b, unsigned v) { b->b[b->n++] = (uint8_t)v; }
 static void u32(struct buf *b, uint32_t v)
@@ -401,12 +418,12 @@ static void test_walk(void)
     uint64_t rbp = (uintptr_t)&stack[30];
     stack[30] = 0x1234;                          /* C's rbp (not a pointer) */
     stack[31] = bias + 0x1210;                   /* ra -> C */
-    n = recs__uw_walk(set, bias + 0x1120, sp, rbp, 0, sp, hi, out, 16, &trunc,
+    n = walk3(set, bias + 0x1120, sp, rbp, 0, sp, hi, out, 16, &trunc,
                       &root, &early);
     tap_ok(n == 2 && out[0] == bias + 0x1030 && out[1] == bias + 0x1210 &&
            root && !trunc, "leaf (sp rule) -> fp frame -> outermost (%u frames)", n);
 
-    n = recs__uw_walk(set, bias + 0x1120, sp, rbp, 0, sp, hi, out, 1, &trunc,
+    n = walk3(set, bias + 0x1120, sp, rbp, 0, sp, hi, out, 1, &trunc,
                       &root, &early);
     tap_ok(n == 1 && trunc && !root, "depth limit: truncated");
 
@@ -415,33 +432,36 @@ static void test_walk(void)
     {
         uint64_t esp = (uintptr_t)&stack[40];
         stack[40] = bias + 0x1210;               /* ra -> C */
-        n = recs__uw_walk(set, bias + 0x1034, esp, 0x5555, 0, lo + 8 * 39, hi,
+        n = walk3(set, bias + 0x1034, esp, 0x5555, 0, lo + 8 * 39, hi,
                           out, 16, &trunc, &root, &early);
         tap_ok(n == 1 && out[0] == bias + 0x1210 && root,
                "epilogue: a popped rbp slot below sp is not read (%u)", n);
     }
 
     /* A corrupt sp: outside the stack. */
-    n = recs__uw_walk(set, bias + 0x1120, hi + 4096, rbp, 0, hi + 4096, hi,
+    n = walk3(set, bias + 0x1120, hi + 4096, rbp, 0, hi + 4096, hi,
                       out, 16, &trunc, &root, &early);
-    tap_ok(n == 0 && !trunc && !root, "sp outside the stack: no frame, no read");
-    n = recs__uw_walk(set, bias + 0x1120, (uint64_t)-64, rbp, 0, lo, hi,
+    tap_ok(n == 0 && !trunc && !root && last_stop == RECS_STOP_STACK_BOUND,
+           "sp outside the stack: no frame, no read, stack-bound");
+    n = walk3(set, bias + 0x1120, (uint64_t)-64, rbp, 0, lo, hi,
                       out, 16, &trunc, &root, &early);
     tap_ok(n == 0, "sp near the top of the address space: no frame");
 
     /* A return address outside known code ends the walk. */
     stack[10 + 4] = (uintptr_t)&stack[100];
-    n = recs__uw_walk(set, bias + 0x1120, sp, rbp, 0, sp, hi, out, 16, &trunc,
+    n = walk3(set, bias + 0x1120, sp, rbp, 0, sp, hi, out, 16, &trunc,
                       &root, &early);
-    tap_ok(n == 0 && !root, "stack address as return address: rejected");
+    tap_ok(n == 0 && last_stop == RECS_STOP_UNKNOWN_CODE,
+           "stack address as return address: rejected, unknown-code");
 
     /* Frame-pointer chain that loops back down: stops. */
     stack[10 + 4] = bias + 0x1030;
     stack[31] = bias + 0x1030;                   /* A calls A ... */
     stack[30] = (uintptr_t)&stack[20];           /* ... with rbp going down */
-    n = recs__uw_walk(set, bias + 0x1120, sp, rbp, 0, sp, hi, out, 16, &trunc,
+    n = walk3(set, bias + 0x1120, sp, rbp, 0, sp, hi, out, 16, &trunc,
                       &root, &early);
-    tap_ok(n <= 3 && !root, "descending frame pointer: walk ends (%u)", n);
+    tap_ok(n <= 3 && last_stop == RECS_STOP_BAD_CFA,
+           "descending frame pointer: walk ends, bad-cfa (%u)", n);
 
     /* Signal trampoline: A's ra is the trampoline D; the ucontext sits
      * at the CFA (D's sp), its rip in B and its rsp/rbp higher up. */
@@ -455,15 +475,16 @@ static void test_walk(void)
     uc->uc_mcontext.gregs[REG_RSP] = (greg_t)sp2;
     uc->uc_mcontext.gregs[REG_RBP] = 0;
     stack[400 + 4] = bias + 0x1210;              /* B (sp + 40) -> C */
-    n = recs__uw_walk(set, bias + 0x1120, sp, rbp, 0, sp, hi, out, 16, &trunc,
+    n = walk3(set, bias + 0x1120, sp, rbp, 0, sp, hi, out, 16, &trunc,
                       &root, &early);
     tap_ok(n == 4 && out[1] == bias + 0x1301 && out[2] == bias + 0x1111 &&
            out[3] == bias + 0x1210 && root,
            "signal trampoline crossed: interrupted pc recorded as pc + 1 (%u)", n);
     /* The ucontext beyond the stack: the walk stops there. */
-    n = recs__uw_walk(set, bias + 0x1120, sp, rbp, 0, sp,
+    n = walk3(set, bias + 0x1120, sp, rbp, 0, sp,
                       (uintptr_t)&stack[33], out, 16, &trunc, &root, &early);
-    tap_ok(n <= 2 && !root, "ucontext out of bounds: stops (%u)", n);
+    tap_ok(n <= 2 && last_stop == RECS_STOP_STACK_BOUND,
+           "ucontext out of bounds: stops, stack-bound (%u)", n);
 
     /* keep_code drops the first non-code address and what follows. */
     uint64_t fr[3] = { bias + 0x1030, (uintptr_t)stack, bias + 0x1210 };
@@ -473,7 +494,7 @@ static void test_walk(void)
     tap_ok(!early && !atomic_load(&want_flag), "a built table: no early walk");
     set->segs[0].tab = NULL;
     set->segs[0].pending = 1;
-    n = recs__uw_walk(set, bias + 0x1120, sp, rbp, 0, sp, hi, out, 16, &trunc,
+    n = walk3(set, bias + 0x1120, sp, rbp, 0, sp, hi, out, 16, &trunc,
                       &root, &early);
     tap_ok(n == 0 && early && atomic_load(&want_flag) && !root,
            "table pending: the walk ends, the module is wanted (%u frames)", n);
@@ -530,17 +551,17 @@ static void test_walk_bx(void)
     stack[11] = bias + 0x1430;                   /* F -> E */
     stack[50] = 0x77;                            /* E's caller's rbx */
     stack[51] = bias + 0x1210;                   /* E -> C */
-    n = recs__uw_walk(set, bias + 0x1510, sp, 0x5555, 0x9999, sp, hi, out, 16,
+    n = walk3(set, bias + 0x1510, sp, 0x5555, 0x9999, sp, hi, out, 16,
                       &trunc, &root, &early);
     tap_ok(n == 2 && out[0] == bias + 0x1430 && out[1] == bias + 0x1210 &&
            root, "rbx restored from the callee's save, CFA = rbx + 16 (%u)", n);
-    n = recs__uw_walk(set, bias + 0x1410, (uintptr_t)&stack[20], 0x5555, ebx,
+    n = walk3(set, bias + 0x1410, (uintptr_t)&stack[20], 0x5555, ebx,
                       (uintptr_t)&stack[20], hi, out, 16, &trunc, &root, &early);
     tap_ok(n == 1 && out[0] == bias + 0x1210 && root,
            "interrupted in the trampoline: rbx from the registers (%u)", n);
     /* rbx pointing outside the stack: no read, the walk stops. */
     stack[10] = hi + 4096;
-    n = recs__uw_walk(set, bias + 0x1510, sp, 0x5555, 0x9999, sp, hi, out, 16,
+    n = walk3(set, bias + 0x1510, sp, 0x5555, 0x9999, sp, hi, out, 16,
                       &trunc, &root, &early);
     tap_ok(n == 1 && !root, "rbx outside the stack: stops after E (%u)", n);
     free(set);

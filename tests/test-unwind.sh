@@ -82,6 +82,15 @@ if [ -n "$libc_bid" ] &&
     root='( _start| (__)?clone3?| libc[.]so[.]6[+]0x[0-9a-f]+ libc[.]so[.]6[+]0x[0-9a-f]+)$'
 fi
 check_chain nofp stk-main stk_c "^stk_c stk_b stk_a main "
+# A walk that reached the thread's root is whole: not truncated, no reason.
+n_root=$(jq -r 'select(.stackTrace.frames[-1].function == "_start") |
+    [.stackTrace.truncated, .stackTrace.truncationReason] | @json' "$TMP/nofp.ndjson" |
+    sort | uniq -c | tr '\n' ' ')
+case $n_root in
+*'[false,null]'*) case $n_root in *true*) r=1 ;; *) r=0 ;; esac ;;
+*) r=1 ;;
+esac
+ok $r "stacks rooted at _start are whole, without a reason ($n_root)"
 check_chain nofp stk-leaf stk_leaf "^stk_leaf stk_leaf_parent stk_leaf_thread "
 rec8=" stk_rec stk_rec stk_rec stk_rec stk_rec stk_rec stk_rec stk_rec"
 check_chain nofp stk-rec stk_rec_bottom "^stk_rec_bottom$rec8 stk_rec_thread "
@@ -222,6 +231,15 @@ for w in cfi fp; do
         END { print (n > 0 && long + 0 == 0) ? "ok" : n "/" long + 0 }' "$TMP/bad-$w.tsv")
     [ "$failed" -gt 0 ] && [ "$short" = ok ]
     ok $? "$w: corrupt stack pointer: $failed leaf-only or failed samples, short stacks ($short)"
+    # Each of those short stacks says it was cut short, and why.
+    unsaid=$(jq -r 'select(.failed == false and .stackTrace.frames[0].function == "bad_spin") |
+        select((.stackTrace.frames | length) < 4) |
+        select(.stackTrace.truncated != true or (.stackTrace.truncationReason // "") == "") |
+        .stackTrace.frames[0].function' "$TMP/bad-$w.ndjson" | wc -l)
+    reasons=$(jq -r 'select(.stackTrace.frames[0].function == "bad_spin") |
+        .stackTrace.truncationReason // empty' "$TMP/bad-$w.ndjson" | sort | uniq -c | tr '\n' ' ')
+    [ "$unsaid" -eq 0 ]
+    ok $? "$w: corrupt stack pointer: every short stack is truncated with a reason ($reasons; $unsaid without)"
 done
 
 # 4. dlopen/dlclose in a loop while sampling at 1 ms: every frame in the
@@ -250,6 +268,9 @@ n_trunc=$(jq -s '[.[] | select(.stackTrace.truncated)] | length' "$TMP/dl.ndjson
 if [ "$n_early" -gt 0 ]; then
     [ "$n_trunc" -ge "$n_early" ]
     ok $? "dlopen loop: the $n_early early stacks are marked truncated ($n_trunc truncated)"
+    n_why=$(jq -s '[.[] | select(.stackTrace.truncationReason == "early")] | length' "$TMP/dl.ndjson")
+    [ "$n_why" -eq "$n_early" ]
+    ok $? "dlopen loop: each gives the reason early ($n_why of $n_early)"
 else
     skip "dlopen loop: no early stack in this run"
 fi
