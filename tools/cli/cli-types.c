@@ -80,3 +80,28 @@ size_t cli_python_name(char *buf, size_t size, const char *func, size_t flen,
         n = 0;
     return (size_t)n < size ? (size_t)n : size - 1;
 }
+
+const char *const cli_partial_names[CLI_PARTIAL_N] = {
+    "depth", "early", "no-unwind-info", "jit", "bad-cfa", "stack-bound",
+    "unknown-code", "foreign-read", "none given", "other",
+};
+
+int cli_stack_partial(const rec_entry *st)
+{
+    const rec_type *t = rec_entry_type(st);
+    long ft, fr;
+    rec_value v;
+
+    if (!t || (ft = rec_type_field_index(t, "truncated")) < 0 ||
+        rec_entry_get(st, (size_t)ft, &v) || v.kind != REC_BOOL || !v.v.b)
+        return -1;
+    if ((fr = rec_type_field_index(t, "truncationReason")) < 0 ||
+        rec_entry_get(st, (size_t)fr, &v) || v.kind != REC_REF || !v.v.ref.entry ||
+        rec_entry_get(v.v.ref.entry, 0, &v) || v.kind != REC_STRING)
+        return CLI_PARTIAL_N - 2;
+    for (int i = 0; i < CLI_PARTIAL_N - 2; i++)
+        if (strlen(cli_partial_names[i]) == v.v.str.len &&
+            !memcmp(cli_partial_names[i], v.v.str.s, v.v.str.len))
+            return i;
+    return CLI_PARTIAL_N - 1;
+}

@@ -353,6 +353,16 @@ const char *cli_debug_frame_name(cli_debug *s, const char *func, size_t flen,
                                  const char *module, size_t mlen,
                                  uint64_t offset);
 
+/* Why a stack was cut short (StackTrace.truncationReason), as an index in
+ * cli_partial_names: the reasons the sampler gives, then "none given" (a
+ * recording from before reasons), then "other" (a reason this reader does
+ * not know). */
+#define CLI_PARTIAL_N 10
+extern const char *const cli_partial_names[CLI_PARTIAL_N];
+/* The partial stack's reason index, or -1 when the StackTrace entry st is
+ * whole (truncated false). */
+int cli_stack_partial(const rec_entry *st);
+
 /* The name a Python frame (kind "python") is shown by: "qualname
  * (file.py:12)", with the file's last component; without ":line" when
  * line is 0 (a tool's per-function view passes 0). Written to buf (NUL

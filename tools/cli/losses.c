@@ -6,7 +6,8 @@
  * periods of the samples whose stack could not be taken. The top reasons
  * are named with their share and how many threads they hit, so that the
  * user learns why (threads that block signals, threads too short for the
- * timer tick...) without reading the recording.
+ * timer tick...) without reading the recording. Samples whose stack was
+ * cut short (truncated, with the walk's reason) get a line of their own.
  */
 #include <config.h>
 #include "losses.h"
@@ -25,14 +26,23 @@ struct reason {
     size_t ntids, ctids;
 };
 
-struct cli_losses {
-    uint64_t total_ns, nostack_ns;
+/* One set of reasons and the CPU time they took. */
+struct reasons {
+    uint64_t ns;
     struct reason r[MAX_REASONS];
     size_t nr;
+};
+
+struct cli_losses {
+    uint64_t total_ns;
+    struct reasons nostack, partial;
     /* Field indexes of the last event type seen. */
     const rec_type *type;
     long thread, period, failed, stack, lost_time, reason;
     int kind;                  /* 0 other, 1 sample, 2 lost */
+    /* ... and of the last stack type. */
+    const rec_type *st_type;
+    long st_truncated, st_reason;
 };
 
 /* What each reason means to a user (libsampler(3) has the details). */
@@ -48,14 +58,23 @@ static const struct {
     { "timer-failed", "threads without a CPU-time timer" },
     { "untracked", "threads started before sampling" },
     { "failed", "stack walks that failed" },
+    /* Partial stacks (StackTrace.truncationReason). */
+    { "depth", "the stack depth limit" },
+    { "early", "modules whose unwind table was not built yet" },
+    { "no-unwind-info", "code without unwind information" },
+    { "jit", "JIT code without frame pointers" },
+    { "bad-cfa", "frames that do not go up the stack" },
+    { "stack-bound", "frames outside the thread's stack" },
+    { "unknown-code", "return addresses into unknown code" },
+    { "foreign-read", "stacks the kernel would not read" },
 };
 
-static const char *meaning(const char *name)
+static const char *meaning(const char *name, const char *other)
 {
     for (size_t i = 0; i < sizeof meanings / sizeof meanings[0]; i++)
         if (!strcmp(meanings[i].name, name))
             return meanings[i].what;
-    return "lost samples";
+    return other;
 }
 
 cli_losses *cli_losses_new(void)
@@ -67,8 +86,10 @@ void cli_losses_free(cli_losses *l)
 {
     if (!l)
         return;
-    for (size_t i = 0; i < l->nr; i++)
-        free(l->r[i].tids);
+    for (size_t i = 0; i < l->nostack.nr; i++)
+        free(l->nostack.r[i].tids);
+    for (size_t i = 0; i < l->partial.nr; i++)
+        free(l->partial.r[i].tids);
     free(l);
 }
 
@@ -110,7 +131,7 @@ static uint64_t tid_of(const rec_value *vals, long f)
     return v.v.u;
 }
 
-static struct reason *reason_of(cli_losses *l, const char *name, size_t len)
+static struct reason *reason_of(struct reasons *l, const char *name, size_t len)
 {
     if (len >= sizeof l->r[0].name)
         len = sizeof l->r[0].name - 1;
@@ -124,12 +145,12 @@ static struct reason *reason_of(cli_losses *l, const char *name, size_t len)
     return &l->r[l->nr++];
 }
 
-static void hit(cli_losses *l, const char *name, size_t len, uint64_t ns,
+static void hit(struct reasons *l, const char *name, size_t len, uint64_t ns,
                 uint64_t tid)
 {
     struct reason *r = reason_of(l, name, len);
 
-    l->nostack_ns += ns;
+    l->ns += ns;
     if (!r)
         return;
     r->ns += ns;
@@ -144,6 +165,32 @@ static void hit(cli_losses *l, const char *name, size_t len, uint64_t ns,
         r->ctids = nc;
     }
     r->tids[r->ntids++] = tid;
+}
+
+/* A sample's stack cut short: its reason (none given in recordings from
+ * before reasons). */
+static void partial(cli_losses *l, const rec_entry *st, uint64_t ns,
+                    const rec_value *vals)
+{
+    const rec_type *t = rec_entry_type(st);
+    rec_value v;
+
+    if (!t)
+        return;
+    if (t != l->st_type) {
+        l->st_type = t;
+        l->st_truncated = rec_type_field_index(t, "truncated");
+        l->st_reason = rec_type_field_index(t, "truncationReason");
+    }
+    if (l->st_truncated < 0 || rec_entry_get(st, (size_t)l->st_truncated, &v) ||
+        v.kind != REC_BOOL || !v.v.b)
+        return;
+    if (l->st_reason >= 0 && rec_entry_get(st, (size_t)l->st_reason, &v) == 0 &&
+        v.kind == REC_REF && v.v.ref.entry &&
+        rec_entry_get(v.v.ref.entry, 0, &v) == 0 && v.kind == REC_STRING)
+        hit(&l->partial, v.v.str.s, v.v.str.len, ns, tid_of(vals, l->thread));
+    else
+        hit(&l->partial, "none given", 10, ns, tid_of(vals, l->thread));
 }
 
 void cli_losses_event(cli_losses *l, const rec_event *ev)
@@ -164,7 +211,9 @@ void cli_losses_event(cli_losses *l, const rec_event *ev)
             vals[l->stack].kind != REC_REF || !vals[l->stack].v.ref.entry;
         l->total_ns += p;
         if (nostack)
-            hit(l, "failed", 6, p, tid_of(vals, l->thread));
+            hit(&l->nostack, "failed", 6, p, tid_of(vals, l->thread));
+        else
+            partial(l, vals[l->stack].v.ref.entry, p, vals);
     } else {
         uint64_t ns = get_u(vals, l->lost_time);
         const char *name = "none given";
@@ -177,7 +226,7 @@ void cli_losses_event(cli_losses *l, const rec_event *ev)
             len = v.v.str.len;
         }
         if (ns)
-            hit(l, name, len, ns, tid_of(vals, l->thread));
+            hit(&l->nostack, name, len, ns, tid_of(vals, l->thread));
     }
 }
 
@@ -197,18 +246,19 @@ static size_t distinct(const struct reason *r)
     return n;
 }
 
-char *cli_losses_line(const cli_losses *l, char *buf, size_t size)
+/* "N% of CPU WHAT: the top three reasons", or "" at 1% or less. */
+static char *line(const struct reasons *l, uint64_t total_ns, const char *what,
+                  const char *other, char *buf, size_t size)
 {
     const struct reason *top[3] = { 0 };
     size_t ntop = 0, off;
     double share;
 
     buf[0] = '\0';
-    /* More than 1% without a stack. */
-    if (!l->total_ns || l->nostack_ns * 100 <= l->total_ns)
+    if (!total_ns || l->ns * 100 <= total_ns)
         return buf;
-    share = 100.0 * (double)l->nostack_ns / (double)l->total_ns;
-    off = (size_t)snprintf(buf, size, "%.0f%% of CPU without stacks:", share);
+    share = 100.0 * (double)l->ns / (double)total_ns;
+    off = (size_t)snprintf(buf, size, "%.0f%% of CPU %s:", share, what);
     for (size_t k = 0; k < 3; k++) {
         const struct reason *best = NULL;
         for (size_t i = 0; i < l->nr; i++) {
@@ -227,9 +277,32 @@ char *cli_losses_line(const cli_losses *l, char *buf, size_t size)
         off += (size_t)snprintf(buf + off, size - off,
                                 "%s %.0f%% %s (%s, %zu thread%s)",
                                 j ? ";" : "",
-                                100.0 * (double)top[j]->ns / (double)l->total_ns,
-                                meaning(top[j]->name), top[j]->name, nt,
+                                100.0 * (double)top[j]->ns / (double)total_ns,
+                                meaning(top[j]->name, other), top[j]->name, nt,
                                 nt == 1 ? "" : "s");
     }
     return buf;
+}
+
+char *cli_losses_line(const cli_losses *l, char *buf, size_t size)
+{
+    return line(&l->nostack, l->total_ns, "without stacks", "lost samples",
+                buf, size);
+}
+
+char *cli_losses_partial_line(const cli_losses *l, char *buf, size_t size)
+{
+    return line(&l->partial, l->total_ns, "with partial stacks",
+                "walks cut short", buf, size);
+}
+
+size_t cli_losses_partial(const cli_losses *l, const char **names,
+                          uint64_t *ns, size_t max)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < l->partial.nr && n < max; i++, n++) {
+        names[n] = l->partial.r[i].name;
+        ns[n] = l->partial.r[i].ns;
+    }
+    return n;
 }

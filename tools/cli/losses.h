@@ -19,5 +19,11 @@ void cli_losses_event(cli_losses *l, const rec_event *ev);
  * or an empty string when at most 1% of the CPU time has no stack.
  * Returns buf. */
 char *cli_losses_line(const cli_losses *l, char *buf, size_t size);
+/* The same for the samples whose stack was cut short ("12% of CPU with
+ * partial stacks: ..."), by the walk's reason. */
+char *cli_losses_partial_line(const cli_losses *l, char *buf, size_t size);
+/* The partial stacks' reasons and CPU time (up to max; returns how many). */
+size_t cli_losses_partial(const cli_losses *l, const char **names,
+                          uint64_t *ns, size_t max);
 
 #endif

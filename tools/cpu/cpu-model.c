@@ -239,12 +239,14 @@ static int spread_over(cpu_model *m, cpu_thread *t, uint64_t beg,
 /* ---- events ---------------------------------------------------------- */
 
 int cpu_model_sample(cpu_model *m, cpu_thread *t, uint64_t ts,
-                     uint64_t period, bool failed, bool biased)
+                     uint64_t period, bool failed, bool biased, int partial)
 {
     touch(t, ts);
     t->samples++;
     t->failed += failed;
     t->biased += biased;
+    if (partial >= 0 && partial < CLI_PARTIAL_N)
+        t->partial[partial]++;
     t->sampled_ns += period;
     m->events++;
     if (m->opt.interval_ns && period)

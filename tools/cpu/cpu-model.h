@@ -87,6 +87,7 @@ typedef struct cpu_thread {
     bool has_start, has_end, snapshot, in_range;
 
     uint64_t samples, failed, biased, lost_samples;
+    uint64_t partial[CLI_PARTIAL_N];   /* samples cut short, by reason */
     uint64_t sampled_ns, lost_ns;
 
     cpu_mark *marks;
@@ -152,7 +153,7 @@ cpu_process *cpu_model_process(cpu_model *m, uint64_t pid);
 
 /* Event folding (cpu-model.c); ts = event time in epoch ns. */
 int cpu_model_sample(cpu_model *m, cpu_thread *t, uint64_t ts,
-                     uint64_t period, bool failed, bool biased);
+                     uint64_t period, bool failed, bool biased, int partial);
 void cpu_model_lost(cpu_model *m, cpu_thread *t, uint64_t ts,
                     uint64_t count, uint64_t ns);
 /* ThreadStart; may replace *t by a new generation (reused tid). */

@@ -428,7 +428,11 @@ static int fold(reader_ctx *c, const rec_event *ev)
             return 0;
         }
         bool failed = cli_field_bool(vals, s->f[2]);
-        int rc = cpu_model_sample(m, t, ts, a, failed, cli_field_bool(vals, s->f[3]));
+        long sf = s->f[4];
+        int partial = !failed && sf >= 0 && vals[sf].kind == REC_REF &&
+                      vals[sf].v.ref.entry ? cli_stack_partial(vals[sf].v.ref.entry) : -1;
+        int rc = cpu_model_sample(m, t, ts, a, failed, cli_field_bool(vals, s->f[3]),
+                                  partial);
         if (rc == 0 && m->opt.hot)
             rc = hot_sample(c, t, vals, s->f[4], failed, a);
         return rc;

@@ -119,6 +119,7 @@ static figures thread_figures(const cpu_model *m, const cpu_thread *t)
 typedef struct totals {
     uint64_t pid;
     uint64_t threads, samples, failed, biased, lost_samples;
+    uint64_t partial[CLI_PARTIAL_N];
     uint64_t sampled, lost, measured, measured_threads, unmeasured;
     int64_t diff;               /* over measured threads only */
     bool has_usage;
@@ -127,6 +128,25 @@ typedef struct totals {
     uint64_t sampler_procs;     /* processes whose sampler figure is known */
     uint64_t usage_procs;
 } totals;
+
+/* "  partial stacks: 12 (10 early, 2 depth)", when any. */
+static void partial_line(FILE *f, const totals *x)
+{
+    uint64_t n = 0;
+    const char *sep = "";
+
+    for (int k = 0; k < CLI_PARTIAL_N; k++)
+        n += x->partial[k];
+    if (!n)
+        return;
+    fprintf(f, "  partial stacks: %" PRIu64 " (", n);
+    for (int k = 0; k < CLI_PARTIAL_N; k++)
+        if (x->partial[k]) {
+            fprintf(f, "%s%" PRIu64 " %s", sep, x->partial[k], cli_partial_names[k]);
+            sep = ", ";
+        }
+    fprintf(f, ")\n");
+}
 
 /* Totals of one process (pid) or of everything (all): every in-range
  * thread counts, --threads or not, since they describe the process. */
@@ -143,6 +163,8 @@ static void process_totals(const cpu_model *m, bool all, uint64_t pid,
         x->samples += t->samples;
         x->failed += t->failed;
         x->biased += t->biased;
+        for (int k = 0; k < CLI_PARTIAL_N; k++)
+            x->partial[k] += t->partial[k];
         x->lost_samples += t->lost_samples;
         x->sampled += t->sampled_ns;
         x->lost += t->lost_ns;
@@ -276,6 +298,7 @@ int cpu_print_table(FILE *f, const cpu_model *m)
                 " failed, %" PRIu64 " biased), %" PRIu64 " lost\n", x.threads,
                 x.threads == 1 ? "" : "s", x.samples, x.failed, x.biased,
                 x.lost_samples);
+        partial_line(f, &x);
         fprintf(f, "  sampled %s ms + lost %s ms = %s ms\n",
                 cpu_fmt_ms(a, sizeof a, x.sampled),
                 cpu_fmt_ms(b, sizeof b, x.lost),
@@ -484,6 +507,16 @@ static json_t *jreal(double x)
     return isnan(x) ? json_null() : json_real(round4(x));
 }
 
+/* Samples whose stack was cut short, by reason. */
+static json_t *partial_json(const uint64_t *partial)
+{
+    json_t *o = json_object();
+    for (int k = 0; o && k < CLI_PARTIAL_N; k++)
+        if (partial[k])
+            json_object_set_new(o, cli_partial_names[k], jint(partial[k]));
+    return o;
+}
+
 static json_t *thread_json(const cpu_model *m, const cpu_thread *t)
 {
     figures g = thread_figures(m, t);
@@ -503,6 +536,7 @@ static json_t *thread_json(const cpu_model *m, const cpu_thread *t)
     json_object_set_new(o, "samples", jint(t->samples));
     json_object_set_new(o, "failedSamples", jint(t->failed));
     json_object_set_new(o, "biasedSamples", jint(t->biased));
+    json_object_set_new(o, "partialSamples", partial_json(t->partial));
     json_object_set_new(o, "lostSamples", jint(t->lost_samples));
     json_object_set_new(o, "sampledCpuTime", jint(t->sampled_ns));
     json_object_set_new(o, "lostCpuTime", jint(t->lost_ns));
@@ -526,6 +560,7 @@ static json_t *totals_json(const totals *x, bool with_pid)
     json_object_set_new(o, "samples", jint(x->samples));
     json_object_set_new(o, "failedSamples", jint(x->failed));
     json_object_set_new(o, "biasedSamples", jint(x->biased));
+    json_object_set_new(o, "partialSamples", partial_json(x->partial));
     json_object_set_new(o, "lostSamples", jint(x->lost_samples));
     json_object_set_new(o, "sampledCpuTime", jint(x->sampled));
     json_object_set_new(o, "lostCpuTime", jint(x->lost));

@@ -141,14 +141,20 @@ static long add_cell(xp_profile *p, uint32_t thread, uint32_t stack,
     return 0;
 }
 
-/* A one-frame stack of a pseudo frame named s. */
-static long pseudo_stack(xp_profile *p, const char *s)
+/* A pseudo frame named s. */
+static long pseudo_frame(xp_profile *p, const char *s)
 {
     long name = xp_intern(p, s);
     if (name < 0)
         return name;
     xp_frame f = { .func = (uint32_t)name, .flags = XP_F_PSEUDO };
-    long fid = add_frame(p, &f);
+    return add_frame(p, &f);
+}
+
+/* A one-frame stack of a pseudo frame named s. */
+static long pseudo_stack(xp_profile *p, const char *s)
+{
+    long fid = pseudo_frame(p, s);
     if (fid < 0)
         return fid;
     uint32_t w = (uint32_t)fid;
@@ -340,11 +346,22 @@ static long stack_of(rctx *c, const rec_entry *e)
     size_t n = 0;
     if (entry_field(e, "frames", &v) && v.kind == REC_ARRAY)
         n = v.v.array.n;
-    if (n > c->cap_scratch) {
-        c->cap_scratch = n;
-        c->scratch = cli_xrealloc(c->scratch, n * sizeof *c->scratch);
+    if (n + 1 > c->cap_scratch) {
+        c->cap_scratch = n + 1;
+        c->scratch = cli_xrealloc(c->scratch, (n + 1) * sizeof *c->scratch);
     }
     size_t k = 0;
+    /* A stack the walk cut short, for a reason the recording gives, is
+     * rooted at "[partial: REASON]" rather than passed off as whole. */
+    int why = cli_stack_partial(e);
+    if (why >= 0 && why < CLI_PARTIAL_N - 2 && n) {
+        char name[64];
+        snprintf(name, sizeof name, "[partial: %s]", cli_partial_names[why]);
+        long pf = pseudo_frame(c->p, name);
+        if (pf < 0)
+            return pf;
+        c->scratch[k++] = (uint32_t)pf;
+    }
     /* Innermost first in the recording; root first here. */
     for (size_t j = n; j-- > 0;) {
         const rec_value *it = &v.v.array.items[j];

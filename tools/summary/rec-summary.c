@@ -394,6 +394,8 @@ static void print_text(const struct summary *s, FILE *f)
     }
     if (s->losses && *cli_losses_line(s->losses, line, sizeof line))
         fprintf(f, "\n %s\n", line);
+    if (s->losses && *cli_losses_partial_line(s->losses, line, sizeof line))
+        fprintf(f, "\n %s\n", line);
 }
 
 static json_t *jstr(const char *str)
@@ -467,6 +469,18 @@ static int print_json(const struct summary *s, FILE *f)
     char line[1024];
     if (s->losses && *cli_losses_line(s->losses, line, sizeof line))
         json_object_set_new(cpu, "withoutStacks", jstr(line));
+    if (s->losses && *cli_losses_partial_line(s->losses, line, sizeof line))
+        json_object_set_new(cpu, "withPartialStacks", jstr(line));
+    if (s->losses) {
+        /* CPU time of the samples whose stack was cut short, by reason. */
+        const char *names[16];
+        uint64_t ns[16];
+        size_t n = cli_losses_partial(s->losses, names, ns, 16);
+        json_t *p = json_object();
+        for (size_t i = 0; i < n; i++)
+            json_object_set_new(p, names[i], json_integer((json_int_t)ns[i]));
+        json_object_set_new(cpu, "partialStackTime", p);
+    }
     json_object_set_new(j, "cpuTimeSamples", cpu);
     int rc = json_dumpf(j, f, JSON_INDENT(2));
     fputc('\n', f);
