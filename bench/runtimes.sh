@@ -2,7 +2,9 @@
 # bench/runtimes.sh - stacks through code without unwind tables, beside
 # perf record -g (frame-pointer call chains) on the same programs: a cgo Go
 # program (goroutine stacks), node --perf-basic-prof and Java with
-# -XX:+PreserveFramePointer (JIT-compiled code). Per program and tool, over
+# -XX:+PreserveFramePointer (JIT-compiled code), and Debian's python3
+# (CPython 3.11: Python functions read from the interpreter's frames; perf
+# names them only on 3.12 and later with -X perf). Per program and tool, over
 # RUNS runs (median): the share of the program's samples with a stack of
 # at least two frames, rooted (walked to the thread's or goroutine's
 # root), and naming the program's own hot function (for Java, whose
@@ -110,4 +112,11 @@ if command -v javac >/dev/null 2>&1 && javac -d "$tmp" "$SRC/tests/runtimes/Hot.
         java -XX:+PreserveFramePointer -cp "$tmp" Hot 2000
 else
     echo "java: not installed"
+fi
+if [ -x /usr/bin/python3 ]; then
+    one "python3 $(/usr/bin/python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])'), pure Python" \
+        python3 '^_start$' '(^| )(inner|gen|consume)( |$)' \
+        /usr/bin/python3 "$SRC/tests/runtimes/hot.py" 1500
+else
+    echo "python3: not installed"
 fi

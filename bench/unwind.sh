@@ -14,7 +14,7 @@
 #   stacks    tests/workloads/stacks-nofp (-O2 -fomit-frame-pointer)
 # Costs (bench/unwind-cost): ns per walk of a ~30-frame stack without
 # frame pointers (the handler's walk, signal delivery excluded, median of
-# 5 x 200000 walks); table rows, bytes and build time for libc, libpython
+# 5 x 200000 walks), and of the Python frames' walk beside it; table rows, bytes and build time for libc, libpython
 # (statically in Debian's python3.11) and the workload.
 # shellcheck source=bench/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -111,6 +111,14 @@ echo
 
 echo "# walk cost (no frame pointers, stack of ~30 frames)"
 "$cost" walk 26 | sed 's/^/  /'
+# The Python frames' walk beside the native walk of the same stack, from
+# 20 and 60 Python calls deep in Debian's libpython3.11 (aim: at most 2x).
+if [ -e /usr/lib/x86_64-linux-gnu/libpython3.11.so.1.0 ]; then
+    echo "# Python frames' walk (ns, median of 5 x 200000), libpython3.11"
+    for d in 20 60; do
+        "$cost" python $d | sed 's/^/  /'
+    done
+fi
 echo "# tables (median build time of 5)"
 files="/lib/x86_64-linux-gnu/libc.so.6 $stacks"
 [ -n "$py" ] && files="$files $(readlink -f "$py")"
