@@ -140,8 +140,9 @@ ok $? "is reported as such"
 st=$?
 expect_status 2 "rec-start refuses a flush interval the sampler would refuse"
 
-# 6. rec-cpu --follow: per-interval JSON objects whose samples add up to
-# the recording's
+# 6. rec-cpu --follow: intervals of the recording's time since the
+# follow began, each sample's CPU time spread over the intervals it
+# covers: no thread above 100% of a CPU, what came before not shown.
 REC_CPU=$top_builddir/tools/rec-cpu
 if [ -x "$REC_CPU" ] && command -v jq >/dev/null; then
     "$REC_CPU" --follow --json --interval 100ms a.rec >cpu.out 2>err
@@ -149,11 +150,43 @@ if [ -x "$REC_CPU" ] && command -v jq >/dev/null; then
     expect_status 0 "rec-cpu --follow --json on a finished recording"
     want=$(grep -c '"type":"CPUTimeSample"' a.post)
     got=$(jq -s '[.[].threads[].samples] | add // 0' cpu.out 2>/dev/null)
-    [ "$want" -gt 0 ] && [ "$got" = "$want" ]
-    ok $? "its intervals count every sample ($got of $want)"
-    "$REC_CPU" --follow --interval 100ms a.rec >cpu.txt 2>err
-    grep -q "HOTTEST" cpu.txt && ! grep -q "$(printf '\033')" cpu.txt
-    ok $? "plain lines when stdout is not a terminal"
+    [ "$want" -gt 0 ] && [ "$got" = 0 ] && grep -q "^rec-cpu: $want samples from before the follow began" err
+    ok $? "a finished recording: none of its $want samples shown as current, and said so ($got shown)"
+    "$REC_START" -q --flush-interval 50ms -o "$TMP/l.rec" "$WORKLOADS/budget" -s 2 >/dev/null 2>&1 &
+    spid=$!
+    wait_for test -s "$TMP/l.rec"
+    "$REC_CPU" --follow --json --interval 200ms "$TMP/l.rec" >l.out 2>err
+    st=$?
+    wait $spid
+    expect_status 0 "rec-cpu --follow of a live recording"
+    all=$("$REC_DUMP" --ndjson --events CPUTimeSample "$TMP/l.rec" | wc -l)
+    shown=$(jq -s '[.[].threads[].samples] | add // 0' l.out)
+    before=$(sed -n 's/^rec-cpu: \([0-9]*\) samples from before.*/\1/p' err)
+    top=$(jq -s '[.[].threads[].cpuShare] | max // 0' l.out)
+    [ "$shown" -gt 0 ] && [ $((shown + ${before:-0})) -eq "$all" ] &&
+        awk -v t="$top" 'BEGIN { exit !(t <= 100.5) }'
+    ok $? "live: $shown samples shown + ${before:-0} before = $all, the busiest thread at $top% (at most 100)"
+    # A thread's name is the program's choice, a terminal's escape
+    # sequence included: plain lines, no control character.
+    if command -v python3 >/dev/null; then
+        ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
+        "$REC_START" -q --flush-interval 50ms -o "$TMP/esc.rec" -- python3 -c 'import ctypes, time
+ctypes.CDLL(None).prctl(15, b"esc\x1b[31m\x01", 0, 0, 0)
+t = time.process_time()
+while time.process_time() - t < 1.5:
+    pass' >/dev/null 2>&1 &
+        spid=$!
+        wait_for test -s "$TMP/esc.rec"
+        "$REC_CPU" --follow --interval 100ms "$TMP/esc.rec" >cpu.txt 2>err
+        wait $spid
+        grep -q "HOTTEST" cpu.txt && grep -q 'esc?\[31m?' cpu.txt &&
+            ! LC_ALL=C grep -q "$(printf '[\001-\010\013-\037\177]')" cpu.txt
+        r=$?
+        ok $r "plain lines when stdout is not a terminal, a thread's escape sequence as '?'"
+        [ $r -eq 0 ] || diag_file cpu.txt
+    else
+        skip "python3 not installed"
+    fi
     # A closed terminal (SIGHUP) ends every follower cleanly, as SIGINT.
     "$REC_START" -q -o "$TMP/h.rec" "$WORKLOADS/budget" -s 3 >/dev/null 2>&1 &
     spid=$!

@@ -8,6 +8,13 @@
  * plain lines (or, with --json, one JSON object per line). Memory is
  * bounded by the number of threads: per thread and interval at most
  * HOT_SLOTS distinct functions are counted (the rest as "other").
+ *
+ * Intervals are the recording's time since the attach, not the times its
+ * flushes land: a sample's period is spread over the intervals it covers,
+ * so no thread shows more than the interval's length, and an interval is
+ * shown LAG_NS after its end, when the sampler (which writes at least
+ * once a second while samples arrive) has written its samples. What the
+ * file held before the attach is not shown: it is not "now".
  */
 #include <config.h>
 
@@ -24,24 +31,35 @@
 #include "cpu-follow.h"
 
 #define HOT_SLOTS 32
+#define NB        16                 /* intervals open at once */
+#define LAG_NS    1000000000ull      /* the sampler's longest nap */
 
 struct hot {
     char *fn;
     uint64_t n;
 };
 
+struct bucket {                      /* one thread, one interval */
+    uint64_t cpu_ns, samples, lost;
+    struct hot hot[HOT_SLOTS];
+    size_t nhot;
+};
+
 struct thr {
     uint64_t tid;
     char *name;
-    uint64_t cpu_ns, samples, lost;     /* this interval */
-    uint64_t total_ns;
-    struct hot hot[HOT_SLOTS];
-    size_t nhot;
+    struct bucket b[NB];             /* by interval % NB */
+    uint64_t cpu_ns, samples, lost;  /* the interval being shown */
+    const char *hot;                 /* its hottest function */
 };
 
 struct view {
     struct thr *t;
     size_t n, cap;
+    uint64_t attach_ns, interval_ns;
+    uint64_t first;                  /* the next interval to show */
+    uint64_t last;                   /* the latest interval with data */
+    uint64_t before;                 /* samples from before the attach */
     /* field indexes, per type pointer (they change with the schema) */
     const rec_type *sample_t, *lost_t;
     long s_thread, s_period, s_stack, l_thread, l_count;
@@ -127,7 +145,7 @@ static bool top_function(const rec_value *sv, const char **s, size_t *len)
            str_of(&fn, s, len);
 }
 
-static void count_hot(struct thr *t, const char *s, size_t len)
+static void count_hot(struct bucket *t, const char *s, size_t len)
 {
     for (size_t i = 0; i < t->nhot; i++)
         if (strncmp(t->hot[i].fn, s, len) == 0 && !t->hot[i].fn[len]) {
@@ -137,6 +155,42 @@ static void count_hot(struct thr *t, const char *s, size_t len)
     if (t->nhot < HOT_SLOTS) {
         t->hot[t->nhot].fn = strndup(s, len);
         t->hot[t->nhot++].n = 1;
+    }
+}
+
+/* The interval of time at (>= the attach). */
+static uint64_t interval_of(const struct view *v, uint64_t at)
+{
+    return (at - v->attach_ns) / v->interval_ns;
+}
+
+/* Thread th's bucket of interval k: one shown already counts in the first
+ * still open, one too far ahead in the last. */
+static struct bucket *bucket(struct view *v, struct thr *th, uint64_t k)
+{
+    if (k < v->first)
+        k = v->first;
+    if (k >= v->first + NB)
+        k = v->first + NB - 1;
+    if (k > v->last)
+        v->last = k;
+    return &th->b[k % NB];
+}
+
+/* A sample at time at stands for the CPU time p before it: each interval
+ * it covers (after the attach) gets its part. */
+static void spread(struct view *v, struct thr *th, uint64_t at, uint64_t p)
+{
+    uint64_t lo = at > p ? at - p : 0;
+
+    if (lo < v->attach_ns)
+        lo = v->attach_ns;
+    while (at > lo) {
+        uint64_t k = interval_of(v, at - 1);
+        uint64_t start = v->attach_ns + k * v->interval_ns;
+        uint64_t from = start > lo ? start : lo;
+        bucket(v, th, k)->cpu_ns += at - from;
+        at = from;
     }
 }
 
@@ -161,29 +215,34 @@ static void fold(struct view *v, const rec_event *ev, const cli_threads *filter)
             return;
         }
     }
+    uint64_t at = rec_event_time_ns(ev);
     if (t == v->sample_t) {
         if (v->s_thread < 0)
             return;
+        if (at < v->attach_ns) {
+            v->before++;
+            return;
+        }
         struct thr *th = thread_of(v, &vals[v->s_thread], filter);
         if (!th)
             return;
-        th->samples++;
-        if (v->s_period >= 0 && vals[v->s_period].kind == REC_UINT) {
-            th->cpu_ns += vals[v->s_period].v.u;
-            th->total_ns += vals[v->s_period].v.u;
-        }
+        uint64_t p = v->s_period >= 0 && vals[v->s_period].kind == REC_UINT
+                     ? vals[v->s_period].v.u : 0;
+        struct bucket *b = bucket(v, th, interval_of(v, at));
+        b->samples++;
+        spread(v, th, at, p);
         const char *s;
         size_t len;
         if (v->s_stack >= 0 && top_function(&vals[v->s_stack], &s, &len))
-            count_hot(th, s, len);
-    } else if (t == v->lost_t && v->l_thread >= 0) {
+            count_hot(b, s, len);
+    } else if (t == v->lost_t && v->l_thread >= 0 && at >= v->attach_ns) {
         struct thr *th = thread_of(v, &vals[v->l_thread], filter);
         if (th && v->l_count >= 0 && vals[v->l_count].kind == REC_UINT)
-            th->lost += vals[v->l_count].v.u;
+            bucket(v, th, interval_of(v, at))->lost += vals[v->l_count].v.u;
     }
 }
 
-static const char *hottest(const struct thr *t)
+static const char *hottest(const struct bucket *t)
 {
     const struct hot *best = NULL;
     for (size_t i = 0; i < t->nhot; i++)
@@ -198,12 +257,33 @@ static int by_cpu(const void *a, const void *b)
     return x->cpu_ns < y->cpu_ns ? 1 : x->cpu_ns > y->cpu_ns ? -1 : 0;
 }
 
-/* Print the interval that ends now and start the next. */
-static void show(struct view *v, uint64_t interval_ns, double elapsed_s,
-                 enum cpu_follow_style style, FILE *out)
+/* Control characters (any thread may name itself with an escape
+ * sequence) would reach the viewer's terminal: '?' instead. */
+static const char *printable(char *buf, size_t size, const char *s)
+{
+    snprintf(buf, size, "%s", s);
+    for (char *p = buf; *p; p++)
+        if ((unsigned char)*p < 0x20 || *p == 0x7f)
+            *p = '?';
+    return buf;
+}
+
+/* Print interval v->first (its buckets), then free them. */
+static void show(struct view *v, enum cpu_follow_style style, FILE *out)
 {
     cli_buf b = { 0 };
-    char line[512];
+    char line[512], nm[64], hot[256];
+    uint64_t k = v->first, interval_ns = v->interval_ns;
+    double elapsed_s = (double)((k + 1) * interval_ns) / 1e9;
+
+    for (size_t i = 0; i < v->n; i++) {
+        struct thr *t = &v->t[i];
+        struct bucket *bk = &t->b[k % NB];
+        t->cpu_ns = bk->cpu_ns;
+        t->samples = bk->samples;
+        t->lost = bk->lost;
+        t->hot = hottest(bk);
+    }
     qsort(v->t, v->n, sizeof *v->t, by_cpu);
     if (style == CPU_FOLLOW_JSON) {
         snprintf(line, sizeof line, "{\"elapsed\":%.3f,\"intervalNs\":%llu,\"threads\":[",
@@ -220,7 +300,7 @@ static void show(struct view *v, uint64_t interval_ns, double elapsed_s,
     size_t shown = 0;
     for (size_t i = 0; i < v->n; i++) {
         struct thr *t = &v->t[i];
-        if (!t->samples && !t->lost)
+        if (!t->samples && !t->lost && !t->cpu_ns)
             continue;
         double share = 100.0 * (double)t->cpu_ns / (double)interval_ns;
         if (style == CPU_FOLLOW_JSON) {
@@ -230,17 +310,17 @@ static void show(struct view *v, uint64_t interval_ns, double elapsed_s,
                      (unsigned long long)t->cpu_ns, (unsigned long long)t->samples,
                      (unsigned long long)t->lost);
             cli_buf_adds(&b, line);
-            const char *nm = t->name ? t->name : "";
-            cli_buf_add_json_string(&b, nm, strlen(nm));
+            const char *n = t->name ? t->name : "";
+            cli_buf_add_json_string(&b, n, strlen(n));
             cli_buf_adds(&b, ",\"hottest\":");
-            const char *h = hottest(t);
-            cli_buf_add_json_string(&b, h, strlen(h));
+            cli_buf_add_json_string(&b, t->hot, strlen(t->hot));
             cli_buf_addc(&b, '}');
         } else {
             snprintf(line, sizeof line, "%10s %8llu %6.1f %8llu %6llu %-16.16s %.60s\n",
                      "", (unsigned long long)t->tid, share,
                      (unsigned long long)t->samples, (unsigned long long)t->lost,
-                     t->name ? t->name : "-", hottest(t));
+                     t->name ? printable(nm, sizeof nm, t->name) : "-",
+                     printable(hot, sizeof hot, t->hot));
             cli_buf_adds(&b, line);
         }
         shown++;
@@ -251,12 +331,20 @@ static void show(struct view *v, uint64_t interval_ns, double elapsed_s,
     fflush(out);
     cli_buf_free(&b);
     for (size_t i = 0; i < v->n; i++) {
-        struct thr *t = &v->t[i];
-        for (size_t k = 0; k < t->nhot; k++)
-            free(t->hot[k].fn);
-        t->nhot = 0;
-        t->cpu_ns = t->samples = t->lost = 0;
+        struct bucket *bk = &v->t[i].b[k % NB];
+        for (size_t h = 0; h < bk->nhot; h++)
+            free(bk->hot[h].fn);
+        memset(bk, 0, sizeof *bk);
+        v->t[i].hot = NULL;
     }
+    v->first++;
+}
+
+static uint64_t wall_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 int cpu_follow(const char *prog, const char *path, uint64_t interval_ns,
@@ -273,14 +361,17 @@ int cpu_follow(const char *prog, const char *path, uint64_t interval_ns,
         return CLI_EXIT_DATA;
     }
     cli_follow_catch_stops();
-    uint64_t t0 = rec_now_ns(), next = t0 + interval_ns;
+    v.interval_ns = interval_ns;
+    v.attach_ns = wall_ns();
+    /* Interval k is shown when the sampler has written it, LAG_NS after
+     * its end (but never more than the open buckets allow). */
+    uint64_t lag = LAG_NS < (NB - 2) * interval_ns ? LAG_NS : (NB - 2) * interval_ns;
     while (!cli_follow_stopped()) {
-        uint64_t now = rec_now_ns();
-        if (now >= next) {
-            show(&v, interval_ns, (double)(now - t0) / 1e9, style, out);
-            next += interval_ns * ((now - next) / interval_ns + 1);
-        }
-        int wait_ms = (int)((next - now + 999999) / 1000000);
+        uint64_t now = wall_ns();
+        while (v.attach_ns + (v.first + 1) * interval_ns + lag <= now)
+            show(&v, style, out);
+        uint64_t due = v.attach_ns + (v.first + 1) * interval_ns + lag;
+        int wait_ms = (int)((due - now + 999999) / 1000000);
         rc = rec_follow_next(f, &ev, wait_ms);
         if (rc == REC_EAGAIN)
             continue;
@@ -288,8 +379,16 @@ int cpu_follow(const char *prog, const char *path, uint64_t interval_ns,
             break;
         fold(&v, ev, filter);
     }
-    /* what the last, partial interval saw */
-    show(&v, interval_ns, (double)(rec_now_ns() - t0) / 1e9, style, out);
+    /* What the last intervals saw, the partial one included. */
+    uint64_t end = interval_of(&v, wall_ns());
+    if (v.last > end)
+        end = v.last;
+    while (v.first <= end)
+        show(&v, style, out);
+    if (v.before)
+        fprintf(stderr, "%s: %llu samples from before the follow began are not "
+                "shown (rec-cpu %s reports them)\n", prog,
+                (unsigned long long)v.before, path);
     int status = CLI_EXIT_OK;
     if (!cli_follow_stopped() && rc < 0) {
         const char *m = rec_follow_message(f);
@@ -297,8 +396,12 @@ int cpu_follow(const char *prog, const char *path, uint64_t interval_ns,
         status = CLI_EXIT_DATA;
     }
     rec_follow_close(f);
-    for (size_t i = 0; i < v.n; i++)
+    for (size_t i = 0; i < v.n; i++) {
+        for (size_t k = 0; k < NB; k++)
+            for (size_t h = 0; h < v.t[i].b[k].nhot; h++)
+                free(v.t[i].b[k].hot[h].fn);
         free(v.t[i].name);
+    }
     free(v.t);
     if (ferror(out)) {
         cli_error(prog, "output: %s", strerror(errno));
