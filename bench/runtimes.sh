@@ -115,7 +115,7 @@ else
 fi
 if [ -x /usr/bin/python3 ]; then
     one "python3 $(/usr/bin/python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])'), pure Python" \
-        python3 '^_start$' '(^| )(inner|gen|consume)( |$)' \
+        python3 '^(_start|__clone3|start_thread|clone)$' '(^| )(inner|gen|consume)( |$)' \
         /usr/bin/python3 "$SRC/tests/runtimes/hot.py" 1500
 else
     echo "python3: not installed"
