@@ -156,15 +156,10 @@ int sigaction(int sig, const struct sigaction *act, struct sigaction *oldact)
 {
     recs__sigaction_early();
     if (sig > 0 && sig == recs__g.signo) {
+        /* Said when the handler first gets a signal (handler.c): many
+         * programs catch every signal and never see this one (GNU sort's
+         * cleanup, Go's runtime). */
         recs__prog_store(act, oldact, NULL);
-        if (act) {
-            if (recs__is_handler(act) && recs__prog_warn_once())
-                recs__warn("the program installs its own handler for signal "
-                           "%d (%s); rec keeps sampling on it and passes the "
-                           "program only the signals rec's timers did not "
-                           "send. Use rec-start --signal to pick a free "
-                           "signal.", sig, strsignal(sig));
-        }
         return 0;
     }
     if (recs__fatal_is_ours(sig)) {

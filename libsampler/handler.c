@@ -49,8 +49,8 @@ static atomic_flag prog_wlock = ATOMIC_FLAG_INIT;
 static _Atomic int hijack_warned;
 static _Atomic int prog_warned;
 
-/* The program has its own handler for the sampling signal: say it once,
- * whether rec found it at start or the program installs it later. */
+/* The program's own handler for the sampling signal got its first signal:
+ * say it once (forward()). */
 bool recs__prog_warn_once(void)
 {
     return !atomic_exchange(&prog_warned, 1);
@@ -180,6 +180,12 @@ static void forward(int sig, siginfo_t *si, void *ucv)
         return;
     prog_load(&pa);
     if (recs__is_handler(&pa)) {
+        if (sig == recs__g.signo && recs__prog_warn_once())
+            recs__warn_safe("the program's own handler for the sampling "
+                            "signal got its first signal: rec shares the "
+                            "signal with it, passing it only the signals "
+                            "rec's timers did not send. rec-start --signal "
+                            "picks a free one.");
         m = uc->uc_sigmask;
         sigorset(&m, &m, &pa.sa_mask);
         if (!(pa.sa_flags & SA_NODEFER))
@@ -403,11 +409,6 @@ int recs__install_handler(int signo)
     recs__prog_store(&old, NULL, NULL);
     recs__g.signo = signo;
     recs__sigmask_adopt(0);
-    if (recs__is_handler(&old) && recs__prog_warn_once())
-        recs__warn("the program has its own handler for signal %d (%s); rec "
-                   "keeps sampling on it and passes the program only the "
-                   "signals rec's timers did not send. Use rec-start --signal "
-                   "to pick a free signal.", signo, strsignal(signo));
     return 0;
 }
 

@@ -115,9 +115,9 @@ void recs__write_failed(int err)
         msg[n - 1] = '\0';
         recs__status_send("error %s", msg);
     }
-    recs__status_send("stopped writing %s: %s",
-                      recs__g.cfg.output ? recs__g.cfg.output : "the recording",
-                      strerror(err));
+    /* The summary says the recording is short without saying the same
+     * error a second time. */
+    recs__status_send("stopped could not write further, see the error above");
 }
 
 /* Around writes from one of the program's threads (signals blocked):
