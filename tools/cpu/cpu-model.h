@@ -140,6 +140,7 @@ typedef struct cpu_model {
     cpu_stacktab stacks;
     size_t iv_cells;            /* timeline counters of every thread */
     uint64_t events;            /* events folded in */
+    uint64_t period_ns;         /* the shortest sample period seen */
 } cpu_model;
 
 void cpu_model_init(cpu_model *m, const cpu_options *opt);

@@ -99,7 +99,11 @@ typedef struct figures {
     bool known;                 /* measured */
     int64_t diff;
     double diff_pct, share;     /* NAN when undefined */
+    bool in_bound;              /* |diff| within a period and the tick */
 } figures;
+
+/* The kernel's CPU timers fire at a scheduler tick (4 ms at HZ=250). */
+#define TICK_NS 4000000ull
 
 static figures thread_figures(const cpu_model *m, const cpu_thread *t)
 {
@@ -109,6 +113,11 @@ static figures thread_figures(const cpu_model *m, const cpu_thread *t)
         f.diff = (int64_t)(f.reconstructed - t->measured_ns);
         if (t->measured_ns)
             f.diff_pct = 100.0 * (double)f.diff / (double)t->measured_ns;
+        /* What one thread can be off by: its last partial period never
+         * fires, and an expiry waits for the next tick. */
+        uint64_t bound = m->period_ns + (m->period_ns > TICK_NS ? m->period_ns : TICK_NS);
+        uint64_t ad = f.diff < 0 ? -(uint64_t)f.diff : (uint64_t)f.diff;
+        f.in_bound = m->period_ns && ad <= bound;
     }
     uint64_t p = cpu_model_process_sampled(m, t->pid);
     if (p)
@@ -250,7 +259,7 @@ int cpu_print_table(FILE *f, const cpu_model *m)
             "PID", "TID", "START", "END", "SAMPLES", "FAILED", "BIASED",
             "LOST", "LOST-MS", "SAMPLED-MS", "MEASURED-MS", "DIFF-MS",
             "DIFF%", "SHARE%", "NAME");
-    bool any_live = false;
+    bool any_live = false, any_bound = false;
     for (size_t i = 0; i < n; i++) {
         const cpu_thread *t = v[i];
         figures g = thread_figures(m, t);
@@ -265,6 +274,13 @@ int cpu_print_table(FILE *f, const cpu_model *m)
             any_live = true;
         }
         pct(p, sizeof p, g.diff_pct);
+        /* A short thread's percentage says little: -100% for one that ran
+         * less than a period, +800% for one sample of a thread that ran
+         * a millisecond. Within the bound, say that instead. */
+        if (g.in_bound && !isnan(g.diff_pct) && fabs(g.diff_pct) > 10.0) {
+            snprintf(p, sizeof p, "<1p");
+            any_bound = true;
+        }
         pct(q, sizeof q, g.share);
         fprintf(f, "%7" PRIu64 " %7" PRIu64 " %8s %9s %8" PRIu64 " %6" PRIu64
                 " %6" PRIu64 " %6" PRIu64 " %10s %11s %11s %10s %7s %6s  %s\n",
@@ -279,6 +295,9 @@ int cpu_print_table(FILE *f, const cpu_model *m)
     if (any_live)
         fprintf(f, "* still running when the recording ended: MEASURED is "
                 "the kernel's figure at that moment\n");
+    if (any_bound)
+        fprintf(f, "<1p: a short thread's DIFF is within one period plus the "
+                "timer tick, what any thread can be off by\n");
 
     uint64_t *pids;
     size_t np = process_ids(m, &pids);
@@ -545,6 +564,8 @@ static json_t *thread_json(const cpu_model *m, const cpu_thread *t)
     json_object_set_new(o, "difference",
                         g.known ? json_integer(g.diff) : json_null());
     json_object_set_new(o, "differencePercent", jreal(g.diff_pct));
+    json_object_set_new(o, "differenceWithinBound",
+                        g.known ? json_boolean(g.in_bound) : json_null());
     json_object_set_new(o, "share", jreal(g.share));
     return o;
 }
