@@ -34,6 +34,9 @@
 #define REC_CH_START_TICKS 40   /* u64    monotonic clock at chunk start, in ticks */
 #define REC_CH_DURATION    48   /* u64    ticks from start to the last flush */
 #define REC_CH_TICKS_PER_S 56   /* u64    tick frequency */
+/* The tick frequencies a reader accepts: a millisecond to a picosecond. */
+#define REC_MIN_TICKS_PER_S 1000ull
+#define REC_MAX_TICKS_PER_S 1000000000000ull
 #define REC_CH_INDEX       64   /* u32    chunk sequence number in the recording, from 0 */
 #define REC_CH_WRITER_PID  68   /* u32    writer's process id (1.1; 0 in 1.0: unknown) */
 #define REC_CH_CRC         72   /* u32    CRC-32C of bytes 0..71 */

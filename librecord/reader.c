@@ -201,8 +201,13 @@ static int read_header(rec_reader *r, uint64_t off, hdr *h)
         return rec__rfail(r, REC_ECORRUPT, off, "bad chunk state %u", h->state);
     if (h->size < h->header_size || h->size > UINT64_MAX - off)
         return rec__rfail(r, REC_ECORRUPT, off, "bad chunk size %" PRIu64, h->size);
-    if (h->tps == 0)
-        return rec__rfail(r, REC_ECORRUPT, off, "zero ticks per second");
+    /* Writers write 10^9; a tick longer than a millisecond or shorter
+     * than a picosecond makes times no reader can lay out. */
+    if (h->tps < REC_MIN_TICKS_PER_S || h->tps > REC_MAX_TICKS_PER_S)
+        return rec__rfail(r, REC_ECORRUPT, off, "ticks per second %" PRIu64
+                          " outside %llu..%llu", h->tps,
+                          (unsigned long long)REC_MIN_TICKS_PER_S,
+                          (unsigned long long)REC_MAX_TICKS_PER_S);
     return 1;
 }
 

@@ -149,6 +149,12 @@ int main(int argc, char **argv)
         memcpy(x.p, f.out.p, f.out.n);
         x.p[3] = 'X';
         emit("wrong-magic", &x, 0, "REC_EMAGIC");
+        /* Chunk 2 says a tick is a second: its times would span
+         * centuries (a reader's timeline sized by them ran out of memory). */
+        memcpy(x.p, f.out.p, f.out.n);
+        rb_le64(x.p + c1 + REC_CH_TICKS_PER_S, 1);
+        rb_le32(x.p + c1 + REC_CH_CRC, rb_crc32c(0, x.p + c1, REC_CH_CRC));
+        emit("ticks-per-second-1", &x, 20, "REC_ECORRUPT");
         rb_free(&x);
         rb_free(&f.out);
     }
