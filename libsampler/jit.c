@@ -4,7 +4,10 @@
  * rule, and the names JIT runtimes write for it in perf map files
  * (/tmp/perf-PID.map: "START SIZE name" per line, hexadecimal, appended as
  * code is made: node --perf-basic-prof, the JVM's jcmd Compiler.perfmap,
- * Python 3.12's -X perf). Sampler thread only.
+ * Python 3.12's -X perf) and in jitdump files (jit-PID.dump, binary code
+ * load and move records: node --perf-prof, Java's perf agent, Julia; found
+ * as the runtime maps them, which is how perf finds them too). Sampler
+ * thread only.
  */
 #include <config.h>
 #include "jit.h"
@@ -59,6 +62,23 @@ struct ranges {
     size_t n, max;
 };
 
+/* The jitdump file this process's runtime mapped (it maps one executable
+ * page of it so that profilers learn where it is), "" if none. */
+static char dump_path[4096];
+static off_t dump_off;            /* up to the end of the last whole record */
+static dev_t dump_dev;
+static ino_t dump_ino;
+static bool dump_bad;             /* not a jitdump this code reads */
+
+static bool dump_name(const char *p)
+{
+    char want[32];
+    const char *base = strrchr(p, '/');
+
+    snprintf(want, sizeof want, "jit-%d.dump", (int)getpid());
+    return base && *p == '/' && !strcmp(base + 1, want);
+}
+
 static void maps_line(char *line, void *arg)
 {
     struct ranges *rg = arg;
@@ -71,7 +91,9 @@ static void maps_line(char *line, void *arg)
         return;
     while (line[off] == ' ')
         off++;
-    if (jit_path(line + off)) {
+    if (dump_name(line + off) && strcmp(dump_path, line + off))
+        snprintf(dump_path, sizeof dump_path, "%s", line + off);
+    else if (jit_path(line + off)) {
         rg->out[rg->n].lo = lo;
         rg->out[rg->n].hi = hi;
         rg->n++;
@@ -132,16 +154,15 @@ static void names_clear(void)
     next_seq = 0;
     map_off = 0;
     map_tail.len = 0;
+    /* The jitdump's names went too: read it again. */
+    dump_dev = 0;
+    dump_ino = 0;
 }
 
-static void add_line(char *line, void *arg)
+/* A name for [start, start + size), later than every earlier one. */
+static void add_name(uint64_t start, uint64_t size, const char *name)
 {
-    unsigned long long start, size;
-    int off = 0;
-
-    (void)arg;
-    if (sscanf(line, "%llx %llx %n", &start, &size, &off) < 2 || !off ||
-        !line[off] || !size || nnames == JIT_MAX_NAMES)
+    if (!size || !*name || nnames == JIT_MAX_NAMES)
         return;
     if (nnames == cnames) {
         size_t c = cnames ? 2 * cnames : 1024;
@@ -151,12 +172,23 @@ static void add_line(char *line, void *arg)
         names = v;
         cnames = c;
     }
-    if (!(names[nnames].name = strdup(line + off)))
+    if (!(names[nnames].name = strdup(name)))
         return;
     names[nnames].lo = start;
     names[nnames].hi = start + size;
     names[nnames].seq = next_seq++;
     nnames++;
+}
+
+static void add_line(char *line, void *arg)
+{
+    unsigned long long start, size;
+    int off = 0;
+
+    (void)arg;
+    if (sscanf(line, "%llx %llx %n", &start, &size, &off) < 2 || !off)
+        return;
+    add_name(start, size, line + off);
 }
 
 static int cmp_name(const void *a, const void *b)
@@ -169,7 +201,20 @@ static int cmp_name(const void *a, const void *b)
 
 /* Read what was appended to this process's perf map since the last poll
  * (all of it again if the file was replaced). */
-void recs__jit_poll(void)
+/* A regular file of ours at path (/tmp is everyone's), or -1. */
+static int open_own(const char *path, struct stat *st)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+
+    if (fd >= 0 && (fstat(fd, st) != 0 || !S_ISREG(st->st_mode) ||
+                    st->st_uid != geteuid())) {
+        close(fd);
+        fd = -1;
+    }
+    return fd;
+}
+
+static void poll_map(void)
 {
     char path[64], buf[8192];
     struct stat st;
@@ -177,13 +222,8 @@ void recs__jit_poll(void)
     int fd;
 
     snprintf(path, sizeof path, "/tmp/perf-%d.map", (int)getpid());
-    if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) < 0)
+    if ((fd = open_own(path, &st)) < 0)
         return;
-    /* Only a regular file of ours: /tmp is everyone's. */
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
-        close(fd);
-        return;
-    }
     if (st.st_dev != map_dev || st.st_ino != map_ino || st.st_size < map_off) {
         names_clear();
         map_dev = st.st_dev;
@@ -195,6 +235,126 @@ void recs__jit_poll(void)
         feed(&map_tail, buf, r);
     }
     close(fd);
+}
+
+/* ---- jitdump names ---- */
+
+/* The format (perf's tools/perf/Documentation/jitdump-specification.txt):
+ * a header (magic, version, its size, ...), then records, each a 16-byte
+ * prefix (id, total size, timestamp) and its body. A code load record's
+ * body: pid, tid (4 bytes each), vma, code address, code size, code index
+ * (8 each), then the name, NUL-terminated, then the code. A move record:
+ * pid, tid, vma, old address, new address, size, index. */
+#define JD_MAGIC      0x4A695444u
+#define JD_HEADER_MIN 40
+#define JD_LOAD       0
+#define JD_MOVE       1
+#define JD_PREFIX     16
+#define JD_BODY       40          /* the fixed part of load and move */
+#define JD_RECORD_MAX (256u << 20)
+#define JD_READS      65536       /* records read per poll, at most */
+
+
+static uint32_t le32(const unsigned char *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+           (uint32_t)p[3] << 24;
+}
+
+static uint64_t le64(const unsigned char *p)
+{
+    return (uint64_t)le32(p) | (uint64_t)le32(p + 4) << 32;
+}
+
+/* One record at off (its prefix read): false when the file ends inside
+ * it (written later) or it is not one. */
+static bool dump_record(int fd, off_t off, uint32_t id, uint32_t size)
+{
+    unsigned char rec[JD_PREFIX + JD_BODY + 1024];
+    size_t want = size < sizeof rec ? size : sizeof rec;
+    uint64_t a, b, n;
+
+    if (id != JD_LOAD && id != JD_MOVE)
+        return true;               /* debug info, unwinding info, close */
+    if (size < JD_PREFIX + JD_BODY || pread(fd, rec, want, off) != (ssize_t)want)
+        return size >= JD_PREFIX + JD_BODY;
+    if (id == JD_LOAD) {
+        /* The name: NUL-terminated within what was read (cut if longer). */
+        size_t len = strnlen((const char *)rec + JD_PREFIX + JD_BODY,
+                             want - JD_PREFIX - JD_BODY);
+        char name[1024];
+        if (len >= sizeof name)
+            len = sizeof name - 1;
+        memcpy(name, rec + JD_PREFIX + JD_BODY, len);
+        name[len] = '\0';
+        a = le64(rec + JD_PREFIX + 16);
+        n = le64(rec + JD_PREFIX + 24);
+        add_name(a, n, name);
+    } else {
+        /* Code moved: the name it had, at its new place. */
+        const char *old;
+        a = le64(rec + JD_PREFIX + 16);
+        b = le64(rec + JD_PREFIX + 24);
+        n = le64(rec + JD_PREFIX + 32);
+        old = recs__jit_name(a);
+        if (old) {
+            char *copy = strdup(old);
+            if (copy) {
+                add_name(b, n, copy);
+                free(copy);
+            }
+        }
+    }
+    return true;
+}
+
+static void poll_dump(void)
+{
+    unsigned char p[JD_HEADER_MIN];
+    struct stat st;
+    int fd;
+
+    if (!dump_path[0] || (fd = open_own(dump_path, &st)) < 0)
+        return;
+    if (st.st_dev != dump_dev || st.st_ino != dump_ino || st.st_size < dump_off) {
+        dump_dev = st.st_dev;
+        dump_ino = st.st_ino;
+        dump_off = 0;
+        dump_bad = false;
+    }
+    if (dump_off == 0 && !dump_bad) {
+        /* Written in this machine's byte order: another one is not ours. */
+        if (pread(fd, p, JD_HEADER_MIN, 0) != JD_HEADER_MIN) {
+            close(fd);
+            return;
+        }
+        if (le32(p) != JD_MAGIC || le32(p + 8) < JD_HEADER_MIN)
+            dump_bad = true;
+        else
+            dump_off = le32(p + 8);
+    }
+    for (unsigned k = 0; !dump_bad && k < JD_READS &&
+                         dump_off + JD_PREFIX <= st.st_size; k++) {
+        uint32_t id, size;
+        if (pread(fd, p, JD_PREFIX, dump_off) != JD_PREFIX)
+            break;
+        id = le32(p);
+        size = le32(p + 4);
+        if (size < JD_PREFIX || size > JD_RECORD_MAX) {
+            dump_bad = true;       /* lost its way: read no further */
+            break;
+        }
+        if (dump_off + size > st.st_size || !dump_record(fd, dump_off, id, size))
+            break;                 /* being written: the next poll */
+        dump_off += size;
+    }
+    close(fd);
+}
+
+void recs__jit_poll(void)
+{
+    poll_map();
+    poll_dump();
 }
 
 /* The lines added since the last sort, sorted and merged in (a growing map
@@ -272,7 +432,7 @@ const char *recs__jit_lookup(uint64_t pc, bool *provisional)
         n = recs__jit_name(pc);
     }
     /* A map that does not name it yet may later. */
-    if (!n && map_ino)
+    if (!n && (map_ino || dump_ino))
         *provisional = true;
     else if (!n)
         unnamed++;
@@ -289,4 +449,9 @@ void recs__jit_abandon(void)
     map_ino = 0;
     map_tail.len = 0;
     unnamed = 0;
+    dump_path[0] = '\0';
+    dump_off = 0;
+    dump_dev = 0;
+    dump_ino = 0;
+    dump_bad = false;
 }

@@ -2,7 +2,9 @@
  * tests/test-jit.c - code of no module (libsampler/jit.c): the executable
  * mappings no file backs, and the names of a perf map as a runtime writes
  * it (appended, partial lines, code written again at an address, the file
- * replaced).
+ * replaced), and those of a jitdump file, found as the runtime maps it
+ * (code loads, a record being written, code moved, a record that makes
+ * no sense).
  */
 #include <config.h>
 #include <fcntl.h>
@@ -101,9 +103,121 @@ static void test_names(void)
     unlink(path);
 }
 
+/* ---- jitdump ---- */
+
+static char dump[256];
+
+static void put32(unsigned char *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static void put64(unsigned char *p, uint64_t v)
+{
+    put32(p, (uint32_t)v);
+    put32(p + 4, (uint32_t)(v >> 32));
+}
+
+/* Append len bytes of a record (or all of it when len is 0). */
+static void dump_append(const unsigned char *b, size_t n)
+{
+    int fd = open(dump, O_WRONLY | O_CREAT | O_APPEND, 0600);
+    if (fd < 0 || write(fd, b, n) != (ssize_t)n)
+        bail(dump);
+    close(fd);
+}
+
+/* A code load record of name at [addr, addr + size) into b; its size. */
+static size_t load_record(unsigned char *b, uint64_t addr, uint64_t size,
+                          const char *name)
+{
+    size_t n = 16 + 40 + strlen(name) + 1 + 8;   /* 8 bytes of "code" */
+    memset(b, 0, n);
+    put32(b, 0);
+    put32(b + 4, (uint32_t)n);
+    put64(b + 8, 1);
+    put32(b + 16, (uint32_t)getpid());
+    put64(b + 24, addr);
+    put64(b + 32, addr);
+    put64(b + 40, size);
+    put64(b + 48, 7);
+    memcpy(b + 56, name, strlen(name) + 1);
+    return n;
+}
+
+static void test_jitdump(void)
+{
+    unsigned char b[512], h[40] = { 0 };
+    char dir[] = "jitdump.XXXXXX";
+    recs__jit_range r[256];
+    size_t n;
+    void *mark;
+    int fd;
+
+    if (!mkdtemp(dir))
+        bail("a directory");
+    snprintf(dump, sizeof dump, "%s/%s/jit-%d.dump", getcwd((char[4096]){ 0 }, 4096),
+             dir, (int)getpid());
+    put32(h, 0x4A695444u);
+    put32(h + 4, 1);
+    put32(h + 8, 40);
+    put32(h + 12, 62);
+    put32(h + 20, (uint32_t)getpid());
+    dump_append(h, sizeof h);
+    n = load_record(b, 0x9000, 0x100, "JS:*hot /x.js:3");
+    dump_append(b, n);
+    /* How runtimes tell profilers where it is: one executable page of it. */
+    fd = open(dump, O_RDONLY);
+    mark = fd < 0 ? MAP_FAILED : mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+    if (fd >= 0)
+        close(fd);
+    if (mark == MAP_FAILED) {
+        tap_ok(1, "# SKIP an executable mapping of a file here is refused");
+        unlink(dump);
+        rmdir(dir);
+        return;
+    }
+    recs__jit_ranges(r, 256);
+    recs__jit_poll();
+    tap_ok(same(name(0x9050), "JS:*hot /x.js:3") && name(0x9100) == NULL,
+           "jitdump: a code load named, found through the process's mappings");
+    /* A record half written: not read until it is whole. */
+    n = load_record(b, 0xa000, 0x80, "JS:*later /x.js:9");
+    dump_append(b, 20);
+    recs__jit_poll();
+    tap_ok(name(0xa010) == NULL, "jitdump: a record being written is not read");
+    dump_append(b + 20, n - 20);
+    recs__jit_poll();
+    tap_ok(same(name(0xa010), "JS:*later /x.js:9"), "jitdump: ... once whole");
+    /* Code moved: its name at the new place. */
+    memset(b, 0, 72);
+    put32(b, 1);
+    put32(b + 4, 72);
+    put64(b + 32, 0x9000);
+    put64(b + 40, 0xc000);
+    put64(b + 48, 0x100);
+    dump_append(b, 72);
+    recs__jit_poll();
+    tap_ok(same(name(0xc0ff), "JS:*hot /x.js:3"), "jitdump: moved code keeps its name");
+    /* A record of size 4: reading stops there, nothing after is taken. */
+    memset(b, 0, 16);
+    put32(b + 4, 4);
+    dump_append(b, 16);
+    n = load_record(b, 0xd000, 0x10, "after");
+    dump_append(b, n);
+    recs__jit_poll();
+    tap_ok(name(0xd000) == NULL && same(name(0x9050), "JS:*hot /x.js:3"),
+           "jitdump: a senseless record ends the reading, the names before it kept");
+    munmap(mark, 4096);
+    unlink(dump);
+    rmdir(dir);
+}
+
 int main(void)
 {
     test_ranges();
     test_names();
+    test_jitdump();
     return tap_done();
 }

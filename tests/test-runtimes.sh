@@ -73,6 +73,18 @@ if command -v node >/dev/null 2>&1; then
     jit=$(share node2 '$1 == "[jit]"')
     [ "$jit" -ge 80 ]
     ok $? "node without a perf map: JIT leaves kept as [jit] ($jit%)"
+    # --perf-prof writes a jitdump file (in the working directory) instead
+    # of a map. V8 writes it through a buffer: code made in the first
+    # second is often named only after the samples that met it were
+    # written, so only part of the samples can be named.
+    mkdir -p "$TMP/jd"
+    (cd "$TMP/jd" && "$REC_START" -q -o "$TMP/node3.rec" -- node --perf-prof "$SRC/hot.js" 1500 \
+        >/dev/null 2>"$TMP/err")
+    stacks node3 node
+    named=$(awk -F '\t' '$3 ~ /hot[.]js/' "$TMP/node3.tsv" | wc -l)
+    [ "$named" -ge 20 ]
+    ok $? "node --perf-prof: JS functions named from its jitdump ($named of $(count node3) samples)"
+    rm -rf "$TMP/jd"
 else
     skip "node not installed"
 fi
