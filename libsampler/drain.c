@@ -375,6 +375,8 @@ uint64_t recs__drain_locked(bool final)
     /* Modules the symbolizer found on its own rescans (dlopen). */
     if (nitems)
         recs__symbols_emit_modules(recs__g.sym, recs__g.st, false);
+    /* Names of JIT code written unnamed, when its runtime wrote them. */
+    recs__symbols_emit_jit_names(recs__g.sym, recs__g.st, final);
     /* A full stream buffer may have rotated the chunk meanwhile. */
     recs__chunk_modules();
     while (dead) {

@@ -131,6 +131,7 @@ struct jname {
     uint64_t lo, hi;
     uint64_t seq;                /* line number: the latest wins */
     char *name;
+    bool told;                   /* given to recs__jit_late's fn */
 };
 
 /* JIT code met that no map named (distinct pcs). */
@@ -177,6 +178,7 @@ static void add_name(uint64_t start, uint64_t size, const char *name)
     names[nnames].lo = start;
     names[nnames].hi = start + size;
     names[nnames].seq = next_seq++;
+    names[nnames].told = false;
     nnames++;
 }
 
@@ -382,10 +384,10 @@ static void sort_new(void)
 
 /* The latest entry holding pc among those starting at or below it (sorted
  * by start after each poll that added lines). */
-const char *recs__jit_name(uint64_t pc)
+static struct jname *find_entry(uint64_t pc)
 {
     size_t lo = 0, hi;
-    const struct jname *best = NULL;
+    struct jname *best = NULL;
 
     if (nsorted != nnames)
         sort_new();
@@ -401,7 +403,13 @@ const char *recs__jit_name(uint64_t pc)
         if (pc - names[i].lo < names[i].hi - names[i].lo &&
             (!best || names[i].seq > best->seq))
             best = &names[i];
-    return best ? best->name : NULL;
+    return best;
+}
+
+const char *recs__jit_name(uint64_t pc)
+{
+    const struct jname *e = find_entry(pc);
+    return e ? e->name : NULL;
 }
 
 static uint64_t mono_ns(void)
@@ -439,8 +447,66 @@ const char *recs__jit_lookup(uint64_t pc, bool *provisional)
     return n;
 }
 
+/* ---- names that came after their samples ---- */
+
+#define JIT_LATE_MAX 65536
+
+static uint64_t *late;
+static size_t nlate, clate;
+
+void recs__jit_unnamed_pc(uint64_t pc)
+{
+    for (size_t i = nlate; i-- > 0 && i + 64 >= nlate;)
+        if (late[i] == pc)
+            return;                /* just added (the same frame again) */
+    if (nlate == JIT_LATE_MAX)
+        return;
+    if (nlate == clate) {
+        size_t c = clate ? 2 * clate : 256;
+        uint64_t *v = realloc(late, c * sizeof *v);
+        if (!v)
+            return;
+        late = v;
+        clate = c;
+    }
+    late[nlate++] = pc;
+}
+
+size_t recs__jit_late(bool final, recs__jit_name_fn *fn, void *arg)
+{
+    static uint64_t last;
+    uint64_t now = mono_ns();
+    size_t told = 0;
+
+    if (!nlate || (!final && now - last < JIT_POLL_NS))
+        return 0;
+    last = now;
+    recs__jit_poll();
+    for (size_t i = 0; i < nlate;) {
+        struct jname *e = find_entry(late[i]);
+        if (!e) {
+            i++;
+            continue;
+        }
+        if (!e->told) {
+            e->told = true;
+            fn(e->lo, e->hi, e->name, arg);
+            told++;
+        }
+        late[i] = late[--nlate];
+    }
+    return told;
+}
+
+size_t recs__jit_still_unnamed(void)
+{
+    return nlate;
+}
+
 void recs__jit_abandon(void)
 {
+    late = NULL;
+    nlate = clate = 0;
     names = NULL;
     nnames = cnames = nsorted = 0;
     next_seq = 0;

@@ -29,6 +29,19 @@ const char *recs__jit_lookup(uint64_t pc, bool *provisional);
 /* How many JIT code addresses no map named (no map at all). */
 size_t recs__jit_unnamed(void);
 
+/* A JIT code address written unnamed ([jit]): recs__jit_late() looks for
+ * its name again. At most JIT_LATE_MAX are kept. */
+void recs__jit_unnamed_pc(uint64_t pc);
+/* For each address written unnamed that a map or jitdump names now: fn
+ * with the named range, once per range; the address is then forgotten.
+ * Reads the files again first (at most every 50 ms, unless final).
+ * Returns how many ranges fn got. */
+typedef void recs__jit_name_fn(uint64_t lo, uint64_t hi, const char *name,
+                               void *arg);
+size_t recs__jit_late(bool final, recs__jit_name_fn *fn, void *arg);
+/* Addresses written unnamed that nothing named yet. */
+size_t recs__jit_still_unnamed(void);
+
 /* In a fork child: forget the parent's names without calling free() (the
  * parent's sampler thread may have been changing them). */
 void recs__jit_abandon(void);

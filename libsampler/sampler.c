@@ -684,13 +684,14 @@ int recs__stop(bool from_sampler, bool bounded)
     xf = recs__xfsz_pending();
     recs__drain_locked(true);
     recs__untracked_emit();
-    if (recs__jit_unnamed() && !jit_warned) {
+    if (recs__jit_still_unnamed() && !jit_warned) {
         jit_warned = true;
         recs__warn("JIT-compiled code was sampled (its frames are [jit]) and "
-                   "no perf map names it: node --perf-basic-prof, "
-                   "python3.12 -X perf or jcmd PID Compiler.perfmap write "
-                   "/tmp/perf-PID.map; java needs "
-                   "-XX:+PreserveFramePointer for stacks through it");
+                   "no perf map or jitdump names it: node --perf-basic-prof "
+                   "or --perf-prof, python3.12 -X perf, or java "
+                   "-XX:+UnlockDiagnosticVMOptions -XX:+DumpPerfMapAtExit "
+                   "write one; java needs -XX:+PreserveFramePointer for "
+                   "stacks through it");
     }
     emit_usage();
     recs__g.stats.timer_failures = atomic_load(&recs__g.timer_failures);

@@ -362,6 +362,44 @@ void recs__symbols_destroy(recs__symbols *s)
     free(s);
 }
 
+struct late_ctx {
+    recs__symbols *s;
+    rec_stream *st;
+    int rc;
+};
+
+static void late_name(uint64_t lo, uint64_t hi, const char *name, void *arg)
+{
+    struct late_ctx *c = arg;
+    struct rec_JitCodeName ev;
+
+    if (c->rc < 0)
+        return;
+    memset(&ev, 0, sizeof ev);
+    ev.address = lo;
+    ev.size = hi - lo;
+    ev.startTime = rec_now_ns();
+    if ((c->rc = rec_intern_cstr(c->s->w, name, &ev.name)) >= 0)
+        c->rc = rec_emit_JitCodeName(c->st, &ev);
+}
+
+extern size_t recs__jit_late(bool final, void (*fn)(uint64_t, uint64_t,
+                                                    const char *, void *),
+                             void *arg) __attribute__((weak));
+
+int recs__symbols_emit_jit_names(recs__symbols *s, rec_stream *st, bool final)
+{
+    struct late_ctx c = { s, st, 0 };
+    size_t n;
+
+    if (!recs__jit_late)
+        return 0;
+    pthread_mutex_lock(&s->lock);
+    n = recs__jit_late(final, late_name, &c);
+    pthread_mutex_unlock(&s->lock);
+    return c.rc < 0 ? c.rc : (int)n;
+}
+
 int recs__symbols_emit_modules(recs__symbols *s, rec_stream *st, bool all)
 {
     int rc = 0, n = 0;
@@ -644,6 +682,8 @@ static bool in_jit(uint64_t addr)
 extern const char *recs__jit_lookup(uint64_t pc, bool *provisional)
     __attribute__((weak));
 
+extern void recs__jit_unnamed_pc(uint64_t pc) __attribute__((weak));
+
 static int jit_frame(recs__symbols *s, uint64_t addr, rec_id *id)
 {
     const char *name = recs__jit_lookup ? recs__jit_lookup(addr, &s->retry) : NULL;
@@ -652,6 +692,9 @@ static int jit_frame(recs__symbols *s, uint64_t addr, rec_id *id)
 
     if (rc < 0)
         return rc;
+    /* Written unnamed: a name that comes later goes in a JitCodeName. */
+    if (!name && recs__jit_unnamed_pc)
+        recs__jit_unnamed_pc(addr);
     return intern_frame(s, name ? name : "[jit]", mod, addr, NULL, 0, false, true, id);
 }
 

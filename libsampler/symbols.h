@@ -48,6 +48,11 @@ bool recs__phdr_is_go(const struct dl_phdr_info *info);
  * one wants them in every chunk). Returns the number emitted or < 0. */
 int recs__symbols_emit_modules(recs__symbols *s, rec_stream *st, bool all);
 
+/* Emit a JitCodeName event for each JIT code range written unnamed that a
+ * perf map or jitdump names now (read again at most every 50 ms, unless
+ * final). Returns how many or < 0. */
+int recs__symbols_emit_jit_names(recs__symbols *s, rec_stream *st, bool final);
+
 /* Resolve one pc into Frame ids, innermost first: the inlined frames (from
  * DWARF, inlined=true) then the physical function. *n is set to the number of
  * ids written (>= 1 on success; at most max, the innermost kept). For a return

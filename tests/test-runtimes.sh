@@ -30,6 +30,13 @@ stacks() {
             [.stackTrace.frames // [] | .[].function // "?"] |
             [.[0] // "-", .[-1] // "-", join(" ")] | @tsv' >"$TMP/$1.tsv"
 }
+# collapsed_share NAME REGEX: percentage of the CPU time of NAME.rec whose
+# collapsed stack (the export: JIT names written later applied) matches.
+collapsed_share() {
+    "$REC_DUMP" --format collapsed "$TMP/$1.rec" 2>/dev/null |
+        awk -v re="$2" '{ w = $NF; t += w; if ($0 ~ re) k += w }
+            END { print t ? int(100 * k / t) : 0 }'
+}
 # share NAME AWK-CONDITION: percentage of the samples that satisfy it.
 share() {
     awk -F '\t' "{ n++ } $2 { k++ } END { print n ? int(100 * k / n) : 0 }" "$TMP/$1.tsv"
@@ -76,14 +83,18 @@ if command -v node >/dev/null 2>&1; then
     # --perf-prof writes a jitdump file (in the working directory) instead
     # of a map. V8 writes it through a buffer: code made in the first
     # second is often named only after the samples that met it were
-    # written, so only part of the samples can be named.
+    # written; those names come as JitCodeName events, which the exports
+    # apply.
     mkdir -p "$TMP/jd"
     (cd "$TMP/jd" && "$REC_START" -q -o "$TMP/node3.rec" -- node --perf-prof "$SRC/hot.js" 1500 \
         >/dev/null 2>"$TMP/err")
     stacks node3 node
     named=$(awk -F '\t' '$3 ~ /hot[.]js/' "$TMP/node3.tsv" | wc -l)
     [ "$named" -ge 20 ]
-    ok $? "node --perf-prof: JS functions named from its jitdump ($named of $(count node3) samples)"
+    ok $? "node --perf-prof: JS functions named from its jitdump as sampled ($named of $(count node3) samples)"
+    late=$(collapsed_share node3 'hot[.]js')
+    [ "$late" -ge 80 ]
+    ok $? "node --perf-prof: with the names written later, the export names hot.js in $late% of the CPU time"
     rm -rf "$TMP/jd"
 else
     skip "node not installed"
@@ -112,6 +123,18 @@ elif command -v java >/dev/null 2>&1 && command -v javac >/dev/null 2>&1 &&
     [ "$(count java)" -ge 50 ] && [ "$jit" -ge 80 ] && [ "$rooted" -ge 95 ]
     ok $? "java -XX:+PreserveFramePointer: at least 95% walked through JIT code to the thread's root ($rooted%)"
     [ $? -eq 0 ] || sort "$TMP/java.tsv" | cut -f1,2 | uniq -c | sort -rn | diag_file /dev/stdin
+    # HotSpot writes its perf map at exit: after every sample, before the
+    # recording ends. The names come as JitCodeName events; the export
+    # names the Java methods with them.
+    "$REC_START" -q -o "$TMP/java2.rec" -- java -XX:+PreserveFramePointer \
+        -XX:+UnlockDiagnosticVMOptions -XX:+DumpPerfMapAtExit -cp "$TMP" Hot 2000 \
+        >/dev/null 2>"$TMP/err"
+    for p in $("$REC_DUMP" --ndjson --events ProcessInfo "$TMP/java2.rec" | jq -r .processId); do
+        rm -f "/tmp/perf-$p.map"
+    done
+    named=$(collapsed_share java2 'Hot[.]')
+    [ "$named" -ge 90 ]
+    ok $? "java -XX:+DumpPerfMapAtExit: the export names a Java method of Hot in $named% of the CPU time"
 else
     skip "java or javac not installed"
 fi

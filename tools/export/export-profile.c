@@ -90,6 +90,7 @@ void xp_free(xp_profile *p)
     cli_map_free(&p->module_index);
     free(p->cells);
     cli_map_free(&p->cell_index);
+    free(p->jit);
     memset(p, 0, sizeof *p);
 }
 
@@ -163,7 +164,7 @@ static long pseudo_stack(xp_profile *p, const char *s)
 
 /* ---- reading --------------------------------------------------------- */
 
-enum ekind { K_OTHER, K_SAMPLE, K_LOST, K_MODULE, K_SETTINGS };
+enum ekind { K_OTHER, K_SAMPLE, K_LOST, K_MODULE, K_SETTINGS, K_JITNAME };
 
 /* The event types the exports fold and the fields they read, by kind. */
 static const cli_kind kinds[] = {
@@ -173,6 +174,7 @@ static const cli_kind kinds[] = {
                                         "lostTime", "reason" } },
     [K_MODULE] = { "ModuleLoad", { "module" } },
     [K_SETTINGS] = { "RecordingSettings", { "samplingPeriod" } },
+    [K_JITNAME] = { "JitCodeName", { "address", "size", "name" } },
 };
 
 #define TYPE_SLOTS 64
@@ -422,6 +424,26 @@ static int fold(rctx *c, const rec_event *ev)
             p->period_ns = a;
         return 0;
     }
+    if (s->kind == K_JITNAME) {
+        /* Kept for the end of the file: its samples came first. */
+        const rec_value *nv = s->f[2] >= 0 ? &vals[s->f[2]] : NULL;
+        rec_value v;
+        long name;
+        if (!cli_field_uint(vals, s->f[0], &a) || !cli_field_uint(vals, s->f[1], &b) ||
+            !nv || nv->kind != REC_REF || !nv->v.ref.entry ||
+            !entry_field(nv->v.ref.entry, "value", &v) || v.kind != REC_STRING) {
+            p->skipped++;
+            return 0;
+        }
+        if ((name = intern_n(p, v.v.str.s, v.v.str.len)) < 0)
+            return (int)name;
+        if (p->njit == p->capjit) {
+            p->capjit = p->capjit ? 2 * p->capjit : 64;
+            p->jit = cli_xrealloc(p->jit, p->capjit * sizeof *p->jit);
+        }
+        p->jit[p->njit++] = (struct xp_jitname){ a, a + b, (uint32_t)name };
+        return 0;
+    }
     if (ts < c->since || ts >= c->until)
         return 0;
     long t = event_thread(c, vals, s->f[0]);
@@ -497,8 +519,32 @@ static int fold(rctx *c, const rec_event *ev)
     return rc;
 }
 
+/* Frames of JIT code written unnamed ([jit] in module [jit]) that the
+ * file named later (JitCodeName: the runtime wrote its map at exit, or
+ * late): named so, the latest name of an address winning. Only the file's
+ * own frames: JIT addresses are a process's. */
+static void name_jit_frames(xp_profile *p, size_t first_frame)
+{
+    long jit = xp_intern(p, "[jit]");
+
+    if (!p->njit || jit < 0)
+        return;
+    for (size_t i = first_frame; i < p->nframes; i++) {
+        xp_frame *f = &p->frames[i];
+        if (f->func != (uint32_t)jit || f->module != (uint32_t)jit)
+            continue;
+        for (size_t k = p->njit; k-- > 0;)
+            if (f->offset - p->jit[k].lo < p->jit[k].hi - p->jit[k].lo) {
+                f->func = p->jit[k].name;
+                break;
+            }
+    }
+    p->njit = 0;
+}
+
 int xp_read(xp_profile *p, const char *prog, const char *path)
 {
+    size_t first_frame = p->nframes;
     rec_reader *r;
     const rec_event *ev;
     rec_chunk_info info;
@@ -536,6 +582,7 @@ int xp_read(xp_profile *p, const char *prog, const char *path)
         cli_reader_error(prog, path, r, rc);
     else
         cli_reader_warning(prog, path, r);
+    name_jit_frames(p, first_frame);
     if (p->skipped)
         cli_warn(prog, "%s: %" PRIu64 " events with unusable fields ignored",
                  path, p->skipped);

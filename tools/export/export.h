@@ -115,6 +115,11 @@ typedef struct xp_profile {
     uint64_t period_ns;         /* first RecordingSettings, 0 if none */
     uint32_t side;              /* side of the files read next */
     uint64_t skipped;
+    struct xp_jitname {         /* JitCodeName events of the file read */
+        uint64_t lo, hi;
+        uint32_t name;
+    } *jit;
+    size_t njit, capjit;
 } xp_profile;
 
 void xp_init(xp_profile *p, const xp_options *opt);
