@@ -43,6 +43,7 @@ typedef struct expect {
         struct rec_CPUInfo ci;
         struct rec_ModuleLoad ml;
         struct rec_ProcessUsage pu;
+        struct rec_JitCodeName jn;
     } u;
     uint64_t t;     /* startTime in ns */
 } expect;
@@ -271,6 +272,12 @@ static bool chk_event(const rec_event *ev, const expect *x)
                chk_uint(fev(ev, "voluntarySwitches"), e->voluntarySwitches, "voluntary") &&
                chk_uint(fev(ev, "involuntarySwitches"), e->involuntarySwitches, "involuntary");
     }
+    case REC_TYPE_JitCodeName: {
+        const struct rec_JitCodeName *e = &x->u.jn;
+        return chk_uint(fev(ev, "address"), e->address, "address") &&
+               chk_uint(fev(ev, "size"), e->size, "size") &&
+               chk_str(fev(ev, "name"), e->name, "name");
+    }
     }
     REQ(false, "unexpected type %u", x->type);
 }
@@ -350,6 +357,7 @@ static int emit_all(rec_stream *s, uint64_t base)
     EMIT(ThreadEnd, te, thrs[0].id, 123456789, true, 0);
     EMIT(ThreadEnd, te, thrs[1].id, 0, false, 0);
     EMIT(ProcessUsage, pu, 1, 2, 3, UINT64_MAX, 0, 0);
+    EMIT(JitCodeName, jn, UINT64_MAX - 4096, 4096, strs[7].id, 0);
 #undef EMIT
     return rc;
 }
@@ -419,7 +427,7 @@ static void roundtrip(bool compress)
             missing++;
         }
     }
-    tap_ok(missing == 0 && pools == 5 && rec_reader_ntypes(r) == 14,
+    tap_ok(missing == 0 && pools == 5 && rec_reader_ntypes(r) == 15,
            "%s: all %zu types of the schema round-tripped", mode, rec_reader_ntypes(r));
     rec_reader_close(r);
     unlink(path);
