@@ -468,7 +468,11 @@ static int start_config(const recs__config *cfg)
     pthread_mutex_unlock(&recs__g.reg_lock);
     recs__untracked_scan();
     recs__g.last_flush_ns = recs__g.last_reeval_ns = recs__now_ns();
-    rec_writer_flush(recs__g.w);
+    /* Said here, with this write's errno: a later failing flush on the
+     * sampler thread only repeats the writer's error, and its errno is
+     * that thread's. */
+    if (rec_writer_flush(recs__g.w) < 0)
+        recs__write_failed(errno);
     pthread_mutex_unlock(&recs__g.drain_lock);
 
     if ((rc = start_sampler_thread()) < 0) {

@@ -13,7 +13,7 @@ x86_64) ;;
 *) skip_all "the JIT walk is tested on x86-64" ;;
 esac
 cd "$TMP" || exit 99
-SRC=$top_srcdir/tests/runtimes
+SRC=$(cd "$top_srcdir/tests/runtimes" && pwd)
 # Under the sanitizers their runtime is preloaded into the JVM too, which
 # catches the SIGSEGVs HotSpot raises on purpose (safepoint polls, null
 # checks) and reports the JVM's own allocations as leaks.
@@ -78,7 +78,7 @@ if command -v node >/dev/null 2>&1; then
     "$REC_START" -q -o "$TMP/node2.rec" -- node "$SRC/hot.js" 1000 >/dev/null 2>"$TMP/err"
     stacks node2 node
     jit=$(share node2 '$1 == "[jit]"')
-    [ "$jit" -ge 80 ]
+    [ "$jit" -ge $((want - 10)) ]
     ok $? "node without a perf map: JIT leaves kept as [jit] ($jit%)"
     # --perf-prof writes a jitdump file (in the working directory) instead
     # of a map. V8 writes it through a buffer: code made in the first
@@ -93,7 +93,7 @@ if command -v node >/dev/null 2>&1; then
     [ "$named" -ge 20 ]
     ok $? "node --perf-prof: JS functions named from its jitdump as sampled ($named of $(count node3) samples)"
     late=$(collapsed_share node3 'hot[.]js')
-    [ "$late" -ge 80 ]
+    [ "$late" -ge $((want - 10)) ]
     ok $? "node --perf-prof: with the names written later, the export names hot.js in $late% of the CPU time"
     rm -rf "$TMP/jd"
 else

@@ -10,15 +10,20 @@ BURN=$top_builddir/tests/hazards/burn
 [ -x "$BURN" ] || skip_all "tests/hazards/burn not built"
 cd "$TMP" || exit 99
 
-# limited NAME SHELL-COMMAND: run under a 16 KiB file size limit (ulimit
-# -f counts 512-byte blocks in sh, 1024-byte ones in bash: set in bytes).
+command -v prlimit >/dev/null 2>&1 || skip_all "prlimit not installed"
+# The limit: what a recording holds at its start (its metadata, which
+# grows with the schema) and 8 KiB more, so that samples fit before it.
+"$REC_START" -q -o "$TMP/empty.rec" -- true 2>/dev/null
+limit=$(( ($(wc -c <"$TMP/empty.rec") + 8192 + 1023) / 1024 * 1024 ))
+
+# limited NAME SHELL-COMMAND: run under that file size limit (ulimit -f
+# counts 512-byte blocks in sh, 1024-byte ones in bash: set in bytes).
 limited() {
     rm -f "$TMP/$1.rec"
-    sh -c "prlimit --fsize=16384 -- true 2>/dev/null && exec prlimit --fsize=16384 -- $2" \
+    sh -c "prlimit --fsize=$limit -- true 2>/dev/null && exec prlimit --fsize=$limit -- $2" \
         >"$TMP/out" 2>"$TMP/err"
     st=$?
 }
-command -v prlimit >/dev/null 2>&1 || skip_all "prlimit not installed"
 
 limited efbig "'$REC_START' -o '$TMP/efbig.rec' -t 1ms --flush-interval 10ms '$BURN' 1 1000"
 expect_status 0 "file size limit: the program's status"
@@ -37,14 +42,15 @@ ok $? "file size limit: the recording is readable with what fit ($(wc -l <"$TMP/
 limited closed "'$REC_START' -o '$TMP/closed.rec' -t 1ms --flush-interval 10ms sh -c 'exec 2>&-; exec \"\$0\" 1 1000' '$BURN'"
 expect_status 0 "stderr closed: the program's status"
 grep -q "^rec-start: rec: writing $TMP/closed.rec: File too large" "$TMP/err"
-ok $? "stderr closed: rec-start passes the message on"
-[ $? -eq 0 ] || diag_file "$TMP/err"
+r=$?
+ok $r "stderr closed: rec-start passes the message on"
+[ $r -eq 0 ] || diag_file "$TMP/err"
 
 # A full file system (root only: a private mount namespace and a tmpfs
-# of four pages: the chunk's metadata alone takes most of two).
+# of the same size, in whole pages).
 if [ "$(id -u)" -eq 0 ] && command -v unshare >/dev/null 2>&1 &&
     mkdir -p "$TMP/mnt" && unshare -m true 2>/dev/null; then
-    unshare -m sh -c "mount -t tmpfs -o size=16k tmpfs '$TMP/mnt' || exit 77
+    unshare -m sh -c "mount -t tmpfs -o size=$(( (limit + 4095) / 4096 * 4 ))k tmpfs '$TMP/mnt' || exit 77
         '$REC_START' -o '$TMP/mnt/x.rec' -t 1ms --flush-interval 10ms '$BURN' 1 1000
         st=\$?
         '$REC_DUMP' --ndjson --events CPUTimeSample '$TMP/mnt/x.rec' >'$TMP/dump' 2>/dev/null

@@ -284,7 +284,8 @@ static void show(struct view *v, enum cpu_follow_style style, FILE *out)
         t->lost = bk->lost;
         t->hot = hottest(bk);
     }
-    qsort(v->t, v->n, sizeof *v->t, by_cpu);
+    if (v->n)
+        qsort(v->t, v->n, sizeof *v->t, by_cpu);
     if (style == CPU_FOLLOW_JSON) {
         snprintf(line, sizeof line, "{\"elapsed\":%.3f,\"intervalNs\":%llu,\"threads\":[",
                  elapsed_s, (unsigned long long)interval_ns);
