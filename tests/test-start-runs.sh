@@ -32,8 +32,18 @@ test "$n" -ge 3 && test "$same" -eq "$n"
 ok $? "every descendant recording has the same run id ($same of $n)"
 test "$nested" -ge 1; ok $? "a grandchild's recording is named f.rec.PID.PID ($nested)"
 grep -q "^rec-start: $n descendant recordings: $TMP/f.rec.<pid>" err1
-ok $? "the summary counts all $n descendant recordings"
-[ $? -eq 0 ] || diag_file err1
+r=$?
+ok $r "the summary counts all $n descendant recordings"
+[ $r -eq 0 ] || diag_file err1
+# ... and closes with the run's total: the root (a shell) has no sample.
+all=0
+for f in f.rec f.rec.*; do
+    all=$((all + $("$REC_DUMP" --ndjson --events CPUTimeSample "$f" 2>/dev/null | wc -l)))
+done
+grep -q "^rec-start: all $((n + 1)) recordings of this run: $all samples, " err1
+r=$?
+ok $r "the closing line totals the $((n + 1)) recordings of the run ($all samples)"
+[ $r -eq 0 ] || diag_file err1
 
 # A second run to the same name: the first run's descendants stay.
 "$REC_START" -f -c -o f.rec sh -c "$tree" "$WORKLOADS/budget" > out 2> err2

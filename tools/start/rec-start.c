@@ -753,9 +753,10 @@ static int finish(const struct opts *o, struct run *r)
         /* What the program could not finish (a raw exit_group, a kill). */
         bool sealed = start_seal(r->output, r->pid, &ru) > 0;
         if (!o->quiet) {
-            start_summarize(r->output, WIFSIGNALED(status), sealed, why);
+            start_total tot = { 0 };
+            start_summarize(r->output, WIFSIGNALED(status), sealed, why, &tot);
             if (o->follow)
-                start_summarize_children(r->output, o->run_id);
+                start_summarize_children(r->output, o->run_id, &tot);
         }
     }
     if (WIFSIGNALED(status)) {

@@ -85,7 +85,7 @@ void start_tally_free(start_tally *t)
 
 /* samples/lost of a finished (or abandoned) recording, for the summary. */
 void start_summarize(const char *path, bool signaled, bool sealed,
-                     const char *why)
+                     const char *why, start_total *tot)
 {
     rec_reader *r;
     const rec_event *ev;
@@ -114,6 +114,10 @@ void start_summarize(const char *path, bool signaled, bool sealed,
             ? " (sealed by rec-start: the program ended without finishing "
               "it; data up to its last flush, the rest counted lost)"
             : "", why);
+    tot->samples += t.samples;
+    tot->lost += t.lost;
+    tot->bytes += (uint64_t)st.st_size;
+    tot->files++;
     start_tally_free(&t);
     rec_reader_close(r);
 }
@@ -131,17 +135,22 @@ static bool descendant_suffix(const char *s, bool *nested)
     return parts > 0 && !*s;
 }
 
-/* Whether the recording's first ProcessInfo carries this run's id: the
- * files of an earlier run with the same name are not ours to count. */
-static bool of_this_run(const char *path, const char *run_id)
+/* Whether the recording's first ProcessInfo carries this run's id (the
+ * files of an earlier run with the same name are not ours to count), and
+ * then what it holds, added to tot. */
+static bool of_this_run(const char *path, const char *run_id, start_total *tot)
 {
     rec_reader *r;
     const rec_event *ev;
     bool ours = false;
+    struct stat st;
+    start_tally tally;
     if (rec_reader_open(&r, path, 0) < 0)
         return false;
     for (unsigned n = 0; n < 10000 && rec_reader_next(r, &ev) > 0; n++) {
         const rec_type *t = rec_event_type(ev);
+        if (rec_type_id(t) == REC_TYPE_CPUTimeSample)
+            tot->samples++;        /* before its ProcessInfo: rare */
         if (rec_type_id(t) != REC_TYPE_ProcessInfo)
             continue;
         long f = rec_type_field_index(t, "runId");
@@ -153,12 +162,24 @@ static bool of_this_run(const char *path, const char *run_id)
             ours = memcmp(v.v.str.s, run_id, v.v.str.len) == 0;
         break;
     }
+    if (ours) {
+        start_tally_init(&tally);
+        while (rec_reader_next(r, &ev) > 0)
+            start_tally_event(&tally, ev);
+        tot->samples += tally.samples;
+        tot->lost += tally.lost;
+        if (stat(path, &st) == 0)
+            tot->bytes += (uint64_t)st.st_size;
+        tot->files++;
+        start_tally_free(&tally);
+    }
     rec_reader_close(r);
     return ours;
 }
 
 /* With --follow-children: say where the descendants' recordings went. */
-void start_summarize_children(const char *path, const char *run_id)
+void start_summarize_children(const char *path, const char *run_id,
+                              start_total *tot)
 {
     char *pattern;
     glob_t g;
@@ -172,10 +193,15 @@ void start_summarize_children(const char *path, const char *run_id)
         for (size_t i = 0; i < g.gl_pathc; i++) {
             if (!descendant_suffix(g.gl_pathv[i] + len, &nested))
                 continue;
-            if (!of_this_run(g.gl_pathv[i], run_id)) {
+            start_total mine = { 0 };
+            if (!of_this_run(g.gl_pathv[i], run_id, &mine)) {
                 stale++;
                 continue;
             }
+            tot->samples += mine.samples;
+            tot->lost += mine.lost;
+            tot->bytes += mine.bytes;
+            tot->files += mine.files;
             n++;
             any_nested |= nested;
         }
@@ -189,5 +215,11 @@ void start_summarize_children(const char *path, const char *run_id)
         fprintf(stderr, "%s: %zu other file%s named %s.<pid> %s not of this "
                 "run\n", prog, stale, stale == 1 ? "" : "s", path,
                 stale == 1 ? "is" : "are");
+    /* The root's line may say 0 samples (a shell, make): the run's. */
+    if (n)
+        fprintf(stderr, "%s: all %zu recordings of this run: %llu samples, "
+                "%llu lost, %.1f KiB\n", prog, tot->files,
+                (unsigned long long)tot->samples, (unsigned long long)tot->lost,
+                (double)tot->bytes / 1024.0);
     free(pattern);
 }

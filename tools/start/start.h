@@ -49,8 +49,14 @@ int start_seal(const char *path, pid_t pid, const struct rusage *ru);
 /* start-summary.c: the closing line of a recording (sealed: by
  * start_seal(); why: the sampler's reason for stopping early, or ""),
  * and the descendants' recordings of this run (run_id) next to it. */
+/* What the recordings of a run hold, added up for --follow-children's
+ * closing total. */
+typedef struct start_total {
+    uint64_t samples, lost, bytes;
+    size_t files;
+} start_total;
 void start_summarize(const char *path, bool signaled, bool sealed,
-                     const char *why);
+                     const char *why, start_total *tot);
 
 /* What a summary line counts, event by event (a stream's chunks are
  * counted as they are relayed: start-stream.c). */
@@ -68,7 +74,10 @@ void start_tally_event(start_tally *t, const rec_event *ev);
 void start_tally_print(start_tally *t, const char *path, uint64_t bytes,
                        const char *state, const char *why);
 void start_tally_free(start_tally *t);
-void start_summarize_children(const char *path, const char *run_id);
+/* Where the descendants' recordings of this run are, and (added to tot,
+ * the root's) what all of them hold. */
+void start_summarize_children(const char *path, const char *run_id,
+                              start_total *tot);
 
 /* start-stream.c: rec-start -o - or to a FIFO (see there). */
 struct pollfd;
