@@ -8,6 +8,7 @@
 #include "dwload.h"
 
 #include <dlfcn.h>
+#include <stdatomic.h>
 #include <pthread.h>
 #include <string.h>
 
@@ -15,6 +16,7 @@ struct recs__dwfns recs__dw;
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static bool loaded;
+static _Atomic bool tried;
 /* Kept loaded for good, as the sampler itself (-z nodelete). */
 static void *dw, *xz;
 
@@ -44,6 +46,12 @@ static void load(void)
         recs__dw = f;
         loaded = true;
     }
+    atomic_store(&tried, true);
+}
+
+bool recs__dw_tried(void)
+{
+    return atomic_load(&tried);
 }
 
 bool recs__dw_load(void)

@@ -81,6 +81,9 @@ extern struct recs__dwfns recs__dw;
  * there; false for good otherwise (the modules are then named by
  * offsets, their tables built from .eh_frame alone). */
 bool recs__dw_load(void);
+/* Whether recs__dw_load() ran already (it then loads nothing): code that
+ * must not call dlopen (inside dl_iterate_phdr) asks first. */
+bool recs__dw_tried(void);
 
 #ifndef RECS_DWLOAD_SELF
 #define dwarf_addrdie (*recs__dw.dwarf_addrdie)

@@ -177,6 +177,9 @@ static bool poorly_covered(const struct umod *m, const recs_uw_table *t)
     return covered < code / 2;
 }
 
+/* A table wanted libdw while it was not loaded (build_table). */
+static bool need_dw;
+
 /* A malloc'd copy of the .debug_frame of the module's file, or NULL. */
 static uint8_t *read_debug_frame(const char *name, size_t *size)
 {
@@ -237,6 +240,17 @@ static void build_table(struct umod *m, struct dl_phdr_info *info)
     memset(&src, 0, sizeof src);
     if (find_eh_frame(info, &src) && recs__uw_build(&src, &m->tab, NULL) < 0)
         m->tab = NULL;
+    if (poorly_covered(m, m->tab) && !recs__dw_tried()) {
+        /* Reading .debug_frame needs libdw, loaded by dlopen, which must
+         * not run here, inside dl_iterate_phdr: a dlclose on another
+         * thread holds the loader's lock and waits for the one the
+         * iteration holds. Loaded after the scan; built at the next. */
+        free(m->tab);
+        m->tab = NULL;
+        m->built = false;
+        need_dw = true;
+        return;
+    }
     if (poorly_covered(m, m->tab) &&
         (df = read_debug_frame(m->name, &src.debug_size)) != NULL) {
         recs_uw_table *both;
@@ -492,6 +506,12 @@ static int refresh_locked(bool all)
     for (size_t i = 0; i < nmods; i++)
         mods[i].seen = false;
     dl_iterate_phdr(found_cb, &sc);
+    if (need_dw) {
+        /* Outside the iteration (see build_table), and a new scan soon. */
+        need_dw = false;
+        recs__dw_load();
+        atomic_store(&uw_stale, 1);
+    }
     if (!cache_configured) {
         /* Our own build-id is known now: it names the builder. */
         recs__cache_configure(cache_setting, self_build_id);
@@ -554,7 +574,13 @@ int recs__uw_refresh(void)
 
 int recs__uw_refresh_all(void)
 {
-    return refresh(true);
+    bool retry = !recs__dw_tried();
+    int rc = refresh(true);
+
+    /* A table that needed libdw was left for a scan after it loaded. */
+    if (rc >= 0 && retry && recs__dw_tried())
+        rc = refresh(true);
+    return rc;
 }
 
 void recs__uw_configure(const char *cache_dir)
