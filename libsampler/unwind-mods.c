@@ -69,10 +69,15 @@ static pthread_mutex_t uw_lock = PTHREAD_MUTEX_INITIALIZER;
 /* Executable mappings of no file (JIT code): segments without a table,
  * where the walk takes the frame-pointer rule and return addresses count
  * as code. Read from /proc/self/maps when a walk met a pc outside every
- * segment (uw_unknown), at most once a second (a JVM maps thousands of
- * areas). */
+ * segment (uw_unknown): 100 ms after a scan that found new ranges (a JVM
+ * commits its code cache piece by piece as it compiles: its walks end at
+ * unknown code until a scan sees the new piece), then twice as long
+ * after each scan that found nothing new, up to a second (a JVM maps
+ * thousands of areas). */
 #define MAX_JIT 256
-#define JIT_SCAN_NS 1000000000ull
+#define JIT_SCAN_MIN_NS 100000000ull
+#define JIT_SCAN_MAX_NS 1000000000ull
+static uint64_t jit_scan_gap = JIT_SCAN_MIN_NS;
 static recs__jit_range jit[MAX_JIT];
 static size_t njit;
 static _Atomic int uw_unknown;
@@ -466,8 +471,9 @@ static recs_uw_set *new_set(void)
  * overlaps (a module's file replaced on disk shows as deleted). */
 static void jit_scan(void)
 {
-    recs__jit_range v[MAX_JIT];
+    recs__jit_range v[MAX_JIT], v2[MAX_JIT];
     size_t n = recs__jit_ranges(v, MAX_JIT), k = 0;
+    bool changed;
 
     for (size_t i = 0; i < n; i++) {
         bool mod = false;
@@ -475,10 +481,16 @@ static void jit_scan(void)
             for (unsigned g = 0; g < mods[j].nseg && !mod; g++)
                 mod = v[i].lo < mods[j].segs[g].hi && mods[j].segs[g].lo < v[i].hi;
         if (!mod)
-            jit[k++] = v[i];
+            v2[k++] = v[i];
     }
+    changed = k != njit || memcmp(jit, v2, k * sizeof *jit) != 0;
+    memcpy(jit, v2, k * sizeof *jit);
     njit = k;
     stats.jit_ranges = njit;
+    if (changed)
+        jit_scan_gap = JIT_SCAN_MIN_NS;
+    else if ((jit_scan_gap *= 2) > JIT_SCAN_MAX_NS)
+        jit_scan_gap = JIT_SCAN_MAX_NS;
 }
 
 int recs__uw_code(uint64_t pc)
@@ -535,7 +547,7 @@ static int refresh_locked(bool all)
     nmods = n;
     stats.modules = nmods;
     if (atomic_load(&uw_unknown) &&
-        recs__now_ns() - jit_scan_ns >= JIT_SCAN_NS) {
+        recs__now_ns() - jit_scan_ns >= jit_scan_gap) {
         atomic_store(&uw_unknown, 0);
         jit_scan_ns = recs__now_ns();
         jit_scan();

@@ -30,11 +30,13 @@ stacks() {
             [.stackTrace.frames // [] | .[].function // "?"] |
             [.[0] // "-", .[-1] // "-", join(" ")] | @tsv' >"$TMP/$1.tsv"
 }
-# collapsed_share NAME REGEX: percentage of the CPU time of NAME.rec whose
-# collapsed stack (the export: JIT names written later applied) matches.
+# collapsed_share NAME REGEX THREAD: percentage of the CPU time of THREAD
+# in NAME.rec whose collapsed stack (the export: JIT names written later
+# applied) matches.
 collapsed_share() {
-    "$REC_DUMP" --format collapsed "$TMP/$1.rec" 2>/dev/null |
-        awk -v re="$2" '{ w = $NF; t += w; if ($0 ~ re) k += w }
+    "$REC_DUMP" --format collapsed --group thread "$TMP/$1.rec" 2>/dev/null |
+        awk -v re="$2" -v th="[$3 tid=" 'index($0, th) == 1 {
+                w = $NF; t += w; if ($0 ~ re) k += w }
             END { print t ? int(100 * k / t) : 0 }'
 }
 # share NAME AWK-CONDITION: percentage of the samples that satisfy it.
@@ -99,9 +101,9 @@ if command -v node >/dev/null 2>&1; then
         named=$(awk -F '\t' '$3 ~ /hot[.]js/' "$TMP/node3.tsv" | wc -l)
         [ "$named" -ge 20 ]
         ok $? "node --perf-prof: JS functions named from its jitdump as sampled ($named of $(count node3) samples)"
-        late=$(collapsed_share node3 'hot[.]js')
+        late=$(collapsed_share node3 'hot[.]js' node)
         [ "$late" -ge $((want - 10)) ]
-        ok $? "node --perf-prof: with the names written later, the export names hot.js in $late% of the CPU time"
+        ok $? "node --perf-prof: with the names written later, the export names hot.js in $late% of its thread's CPU time"
         rm -rf "$TMP/jd"
     fi
 else
@@ -129,8 +131,14 @@ elif command -v java >/dev/null 2>&1 && command -v javac >/dev/null 2>&1 &&
         END { print (n - e > 0 ? int(100 * k / (n - e)) : 0) }' "$TMP/java.tsv")
     diag "java: $(count java) samples, $jit% through JIT code, $rooted% rooted"
     [ "$(count java)" -ge 50 ] && [ "$jit" -ge 80 ] && [ "$rooted" -ge 95 ]
-    ok $? "java -XX:+PreserveFramePointer: at least 95% walked through JIT code to the thread's root ($rooted%)"
-    [ $? -eq 0 ] || sort "$TMP/java.tsv" | cut -f1,2 | uniq -c | sort -rn | diag_file /dev/stdin
+    r=$?
+    ok $r "java -XX:+PreserveFramePointer: at least 95% walked through JIT code to the thread's root ($rooted%)"
+    if [ $r -ne 0 ]; then
+        sort "$TMP/java.tsv" | cut -f1,2 | uniq -c | sort -rn | head -8 | diag_file /dev/stdin
+        "$REC_DUMP" --ndjson --events CPUTimeSample "$TMP/java.rec" |
+            jq -r 'select(.eventThread.name == "java") | .stackTrace.truncationReason // "whole"' |
+            sort | uniq -c | diag_file /dev/stdin
+    fi
     # HotSpot writes its perf map at exit: after every sample, before the
     # recording ends. The names come as JitCodeName events; the export
     # names the Java methods with them.
@@ -140,9 +148,9 @@ elif command -v java >/dev/null 2>&1 && command -v javac >/dev/null 2>&1 &&
     for p in $("$REC_DUMP" --ndjson --events ProcessInfo "$TMP/java2.rec" | jq -r .processId); do
         rm -f "/tmp/perf-$p.map"
     done
-    named=$(collapsed_share java2 'Hot[.]')
+    named=$(collapsed_share java2 'Hot[.]' java)
     [ "$named" -ge 90 ]
-    ok $? "java -XX:+DumpPerfMapAtExit: the export names a Java method of Hot in $named% of the CPU time"
+    ok $? "java -XX:+DumpPerfMapAtExit: the export names a Java method of Hot in $named% of its thread's CPU time"
 else
     skip "java or javac not installed"
 fi
