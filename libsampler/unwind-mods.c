@@ -471,7 +471,7 @@ static recs_uw_set *new_set(void)
  * overlaps (a module's file replaced on disk shows as deleted). */
 static void jit_scan(void)
 {
-    recs__jit_range v[MAX_JIT], v2[MAX_JIT];
+    recs__jit_range v[MAX_JIT], v2[MAX_JIT] = { { 0, 0 } };
     size_t n = recs__jit_ranges(v, MAX_JIT), k = 0;
     bool changed;
 
