@@ -76,8 +76,10 @@ extern recs__py_state recs__py;
 #define RECS_PY_END       (1ull << 63)
 #define RECS_PY_OFF_SHIFT 44
 #define RECS_PY_OFF_MAX   ((1u << 19) - 1)
-/* A Python program's busy nap, at most (sampler.c). */
+/* A Python program's busy nap, at most (sampler.c): this, or an eighth of
+ * the session's age once that is longer. */
 #define RECS_PY_NAP_NS    100000000ull
+#define RECS_PY_AGE_PART  8
 /* Python frames per sample, at most. */
 #define RECS_PY_DEPTH     64
 

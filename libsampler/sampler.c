@@ -114,7 +114,9 @@ static uint64_t own_cpu_ns(void)
  * loses the samples since the last flush of each of its threads: for it,
  * the nap is also at most 1/RECS_GO_AGE_PART of the session's AGE. A
  * Python program frees code objects (a script's own as soon as it ends):
- * its samples are named within RECS_PY_NAP_NS, while most still live. */
+ * its samples are named within RECS_PY_NAP_NS, or 1/RECS_PY_AGE_PART of
+ * its age if longer, while most still live (a long run naps long: a code
+ * object named once keeps its name). */
 static uint64_t busy_cadence(uint64_t elapsed, uint64_t news, uint64_t age,
                              bool go)
 {
@@ -124,8 +126,12 @@ static uint64_t busy_cadence(uint64_t elapsed, uint64_t news, uint64_t age,
         nap = RECS_BUSY_MAX_NS;
     if (go && nap > age / RECS_GO_AGE_PART)
         nap = age / RECS_GO_AGE_PART;
-    if (nap > RECS_PY_NAP_NS && atomic_load(&recs__py.on))
-        nap = RECS_PY_NAP_NS;
+    if (atomic_load(&recs__py.on)) {
+        uint64_t cap = age / RECS_PY_AGE_PART > RECS_PY_NAP_NS
+                       ? age / RECS_PY_AGE_PART : RECS_PY_NAP_NS;
+        if (nap > cap)
+            nap = cap;
+    }
     return nap < RECS_BUSY_NS ? RECS_BUSY_NS : nap;
 }
 

@@ -44,15 +44,68 @@ static void drop_all(void)
     nslots = used = 0;
 }
 
+/* (code, instruction) -> Frame: a frame seen again costs no read of its
+ * code object (most new stacks differ from others by an instruction). */
+#define FRAMES_MAX (1u << 16)
+struct fslot {
+    uint64_t key;                    /* the frame word, end bit clear; 0: empty */
+    rec_id id;
+};
+static struct fslot *fslots;
+static size_t nfslots, fused;
+
 void recs__py_names_free(void)
 {
     drop_all();
+    free(fslots);
+    fslots = NULL;
+    nfslots = fused = 0;
 }
 
 void recs__py_names_abandon(void)
 {
     slots = NULL;
     nslots = used = 0;
+    fslots = NULL;
+    nfslots = fused = 0;
+}
+
+static struct fslot *frame_slot(uint64_t key)
+{
+    size_t i;
+
+    if (fused >= nfslots / 4 * 3) {
+        size_t n = nfslots ? 2 * nfslots : 1024;
+        struct fslot *v, *old = fslots;
+        size_t nold = nfslots;
+        if (n > FRAMES_MAX) {
+            memset(fslots, 0, nfslots * sizeof *fslots);
+            fused = 0;
+            n = nfslots;
+            nold = 0;
+            old = NULL;
+        } else if (!(v = calloc(n, sizeof *v))) {
+            return NULL;
+        } else {
+            fslots = v;
+            nfslots = n;
+            fused = 0;
+        }
+        for (size_t k = 0; k < nold; k++)
+            if (old[k].key) {
+                for (i = (size_t)(old[k].key * 0x9e3779b97f4a7c15ull >> 20) & (nfslots - 1);
+                     fslots[i].key; i = (i + 1) & (nfslots - 1))
+                    ;
+                fslots[i] = old[k];
+                fused++;
+            }
+        if (old != fslots)
+            free(old);
+    }
+    for (i = (size_t)(key * 0x9e3779b97f4a7c15ull >> 20) & (nfslots - 1);
+         fslots[i].key && fslots[i].key != key; i = (i + 1) & (nfslots - 1))
+        ;
+    return &fslots[i];
 }
 
 static bool read_mem(void *dst, uint64_t addr, size_t n)
@@ -278,12 +331,18 @@ int recs__py_frame(rec_writer *w, uint64_t word, rec_id *id)
     uint64_t code = recs__py_code(word);
     uint32_t off = recs__py_off(word);
     struct code_info *ci;
+    struct fslot *fs;
     struct rec_Frame f;
     bool fresh;
     int rc = 0;
 
     if (!atomic_load_explicit(&recs__py.on, memory_order_acquire))
         return REC_EINVAL;
+    fs = frame_slot(word & ~RECS_PY_END);
+    if (fs && fs->key) {
+        *id = fs->id;
+        return 0;
+    }
     memset(&f, 0, sizeof f);
     f.offset = (uint64_t)off * 2;
     if ((rc = rec_intern_cstr(w, "python", &f.kind)) < 0)
@@ -304,5 +363,14 @@ int recs__py_frame(rec_writer *w, uint64_t word, rec_id *id)
     } else if ((rc = rec_intern_cstr(w, "[python]", &f.function)) < 0) {
         return rc;
     }
-    return rec_intern_Frame(w, &f, id);
+    if ((rc = rec_intern_Frame(w, &f, id)) < 0)
+        return rc;
+    /* Named: kept (a "[python]" one may be named later, when the
+     * interpreter lets the address serve another code object). */
+    if (fs && ci->code == code) {
+        fs->key = word & ~RECS_PY_END;
+        fs->id = *id;
+        fused++;
+    }
+    return 0;
 }
