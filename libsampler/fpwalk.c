@@ -54,18 +54,27 @@ RECS_NO_SANITIZE unsigned recs__fp_walk(uint64_t fp, uint64_t lo, uint64_t hi,
 /* Words read at a time: on the signal stack (a Go thread's is 32 KiB). */
 #define CHUNK_WORDS 128
 
-/* Signal-safe. Up to n words at addr into dst; the words read (a fault
- * stops the copy), or -1 if the kernel refuses. */
-static long read_self(uint64_t *dst, uint64_t addr, unsigned n)
+/* Signal-safe. */
+long recs__read_self(void *dst, uint64_t addr, size_t bytes)
 {
-    struct iovec local = { dst, (size_t)n * 8 };
-    struct iovec remote = { (void *)(uintptr_t)addr, (size_t)n * 8 };
+    struct iovec local = { dst, bytes };
+    struct iovec remote = { (void *)(uintptr_t)addr, bytes };
+    int saved = errno;
     long r = syscall(SYS_process_vm_readv, (long)syscall(SYS_getpid), &local,
                      1L, &remote, 1L, 0L);
 
     if (r < 0)
-        return errno == EFAULT || errno == ESRCH ? 0 : -1;
-    return r / 8;
+        r = errno == EFAULT || errno == ESRCH ? 0 : -1;
+    errno = saved;
+    return r;
+}
+
+/* Signal-safe. Up to n words at addr into dst; the words read (a fault
+ * stops the copy), or -1 if the kernel refuses. */
+static long read_self(uint64_t *dst, uint64_t addr, unsigned n)
+{
+    long r = recs__read_self(dst, addr, (size_t)n * 8);
+    return r < 0 ? -1 : r / 8;
 }
 
 /* Signal-safe. */

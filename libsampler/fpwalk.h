@@ -14,6 +14,7 @@
 #define RECS_FPWALK_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* Reads of another frame's stack memory are deliberate (redzones
@@ -77,6 +78,13 @@ __attribute__((visibility("hidden")))
 int recs__fp_walk_foreign(uint64_t fp, uint64_t sp, uint64_t *out,
                           unsigned max, unsigned *stop, uint64_t *window,
                           unsigned nwindow, unsigned *got);
+
+/* Signal-safe. Up to bytes of this process's memory at addr into dst,
+ * through the kernel (process_vm_readv): an unmapped page stops the copy
+ * instead of faulting. The bytes read, or -1 if the kernel refuses (a
+ * seccomp filter, an old kernel). errno is kept. Hidden, as the walks. */
+__attribute__((visibility("hidden")))
+long recs__read_self(void *dst, uint64_t addr, size_t bytes);
 
 /* Signal-safe. True if [addr, addr + len) lies inside [lo, hi). */
 static inline bool recs__in_stack(uint64_t addr, uint64_t len,

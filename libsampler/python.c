@@ -10,13 +10,10 @@
 #include "unwind.h"
 
 #include <dlfcn.h>
-#include <errno.h>
 #include <link.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/uio.h>
-#include <unistd.h>
 
 recs__py_state recs__py;
 
@@ -68,8 +65,6 @@ static bool try_handle(void *h, const char *name, struct found *f)
     recs__py.code_type = (uint64_t)(uintptr_t)type;
     recs__py.eval_lo = (uint64_t)(uintptr_t)eval;
     recs__py.eval_hi = recs__py.eval_lo + sym->st_size;
-    snprintf(recs__py.module, sizeof recs__py.module, "%s",
-             info.dli_fname ? info.dli_fname : name);
     atomic_store_explicit(&recs__py.on, 1, memory_order_release);
     f->done = true;
     return true;
@@ -128,14 +123,7 @@ void recs__py_detect(void)
 /* Signal-safe. n words at addr through the kernel: false if not all. */
 static bool read_self(uint64_t *dst, uint64_t addr, unsigned n)
 {
-    struct iovec local = { dst, (size_t)n * 8 };
-    struct iovec remote = { (void *)(uintptr_t)addr, (size_t)n * 8 };
-    int saved = errno;
-    /* glibc's wrapper is the bare system call. */
-    ssize_t r = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
-
-    errno = saved;
-    return r == (long)n * 8;
+    return recs__read_self(dst, addr, (size_t)n * 8) == (long)n * 8;
 }
 
 static inline uint64_t word_at(const uint64_t *w, unsigned off)

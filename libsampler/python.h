@@ -64,7 +64,6 @@ typedef struct recs__py_state {
     uint64_t runtime;            /* &_PyRuntime */
     uint64_t code_type;          /* &PyCode_Type */
     uint64_t eval_lo, eval_hi;   /* _PyEval_EvalFrameDefault */
-    char module[256];            /* where the interpreter is */
 } recs__py_state;
 
 extern recs__py_state recs__py;

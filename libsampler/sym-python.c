@@ -8,12 +8,10 @@
 #include <config.h>
 #include "internal.h"
 #include "python.h"
+#include "fpwalk.h"
 
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/uio.h>
-#include <unistd.h>
 
 #define NAME_MAX_CHARS 512
 #define TABLE_MAX      (64u << 10)   /* bytes of a location table read */
@@ -110,9 +108,7 @@ static struct fslot *frame_slot(uint64_t key)
 
 static bool read_mem(void *dst, uint64_t addr, size_t n)
 {
-    struct iovec local = { dst, n };
-    struct iovec remote = { (void *)(uintptr_t)addr, n };
-    return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)n;
+    return recs__read_self(dst, addr, n) == (long)n;
 }
 
 static void put_utf8(char *out, size_t *o, size_t cap, uint32_t c)

@@ -64,7 +64,8 @@ EXTRA_DIST += tests/data/debug-dir/dump-names.txt \
 # The handler's walk of Python frames over built interpreter state.
 check_PROGRAMS += tests/test-python-walk
 tests_test_python_walk_SOURCES = tests/test-python-walk.c tests/session-stubs.c \
-	libsampler/python.c libsampler/python.h libsampler/py-layouts.h
+	libsampler/python.c libsampler/python.h libsampler/py-layouts.h \
+	libsampler/fpwalk.c libsampler/fpwalk.h
 tests_test_python_walk_CPPFLAGS = -I$(top_srcdir)/libsampler $(AM_CPPFLAGS) \
 	-I$(top_srcdir)/tests
 tests_test_python_walk_CFLAGS = $(AM_CFLAGS) $(PTHREAD_CFLAGS)
