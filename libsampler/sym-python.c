@@ -16,6 +16,68 @@
 #define NAME_MAX_CHARS 512
 #define TABLE_MAX      (64u << 10)   /* bytes of a location table read */
 #define CACHE_MAX      (1u << 14)    /* code objects kept before starting over */
+#define FRAMES_MAX     (1u << 16)    /* frames kept before starting over */
+
+/* An open-addressing table whose slots (size bytes each) start with their
+ * key, 0 when empty: twice as many slots at three quarters full, up to
+ * max, then emptied (drop frees what a slot holds). */
+struct table {
+    void *v;
+    size_t n, used, size, max;
+    void (*drop)(void *slot);
+};
+
+static uint64_t *key_at(const struct table *t, size_t i)
+{
+    return (uint64_t *)(void *)((char *)t->v + i * t->size);
+}
+
+static size_t probe(const struct table *t, uint64_t key)
+{
+    size_t i = (size_t)((key * 0x9e3779b97f4a7c15ull) >> 20) & (t->n - 1);
+    while (*key_at(t, i) && *key_at(t, i) != key)
+        i = (i + 1) & (t->n - 1);
+    return i;
+}
+
+static void table_free(struct table *t)
+{
+    for (size_t i = 0; t->drop && i < t->n; i++)
+        if (*key_at(t, i))
+            t->drop(key_at(t, i));
+    free(t->v);
+    t->v = NULL;
+    t->n = t->used = 0;
+}
+
+/* The slot of key: its own, or the empty one to fill (then the caller
+ * sets the key and counts it in used); NULL without memory. */
+static void *table_slot(struct table *t, uint64_t key)
+{
+    if (t->used >= t->n / 4 * 3) {
+        size_t n = t->n ? 2 * t->n : 256;
+        struct table old = *t;
+        void *v = n <= t->max ? calloc(n, t->size) : NULL;
+        if (!v) {
+            table_free(t);
+            if (!(v = calloc(n = 256, t->size)))
+                return NULL;
+            old.v = NULL;
+            old.n = 0;
+        }
+        t->v = v;
+        t->n = n;
+        t->used = 0;
+        for (size_t k = 0; k < old.n; k++)
+            if (*key_at(&old, k)) {
+                memcpy(key_at(t, probe(t, *key_at(&old, k))), key_at(&old, k),
+                       t->size);
+                t->used++;
+            }
+        free(old.v);
+    }
+    return key_at(t, probe(t, key));
+}
 
 /* What a code object was named by when last read: kept past its end, for
  * samples the drain meets after the interpreter freed it (a script's own
@@ -23,87 +85,41 @@
  * program are named at its end). Keyed by address: a code object at the
  * same address with other names replaces it. */
 struct code_info {
-    uint64_t code;                   /* 0: empty slot */
+    uint64_t code;                   /* the key */
     uint64_t qualname, filename;     /* the str objects' addresses */
     rec_id func, file;
     int32_t firstline;
     unsigned char *table;            /* the location table */
     size_t tlen;
 };
-static struct code_info *slots;
-static size_t nslots, used;
 
-static void drop_all(void)
+static void drop_code(void *slot)
 {
-    for (size_t i = 0; i < nslots; i++)
-        free(slots[i].table);
-    free(slots);
-    slots = NULL;
-    nslots = used = 0;
+    free(((struct code_info *)slot)->table);
 }
+
+static struct table codes = { .size = sizeof(struct code_info),
+                              .max = CACHE_MAX, .drop = drop_code };
 
 /* (code, instruction) -> Frame: a frame seen again costs no read of its
  * code object (most new stacks differ from others by an instruction). */
-#define FRAMES_MAX (1u << 16)
-struct fslot {
-    uint64_t key;                    /* the frame word, end bit clear; 0: empty */
+struct frame_slot {
+    uint64_t key;                    /* the frame word, end bit clear */
     rec_id id;
 };
-static struct fslot *fslots;
-static size_t nfslots, fused;
+static struct table frames = { .size = sizeof(struct frame_slot),
+                               .max = FRAMES_MAX };
 
 void recs__py_names_free(void)
 {
-    drop_all();
-    free(fslots);
-    fslots = NULL;
-    nfslots = fused = 0;
+    table_free(&codes);
+    table_free(&frames);
 }
 
 void recs__py_names_abandon(void)
 {
-    slots = NULL;
-    nslots = used = 0;
-    fslots = NULL;
-    nfslots = fused = 0;
-}
-
-static struct fslot *frame_slot(uint64_t key)
-{
-    size_t i;
-
-    if (fused >= nfslots / 4 * 3) {
-        size_t n = nfslots ? 2 * nfslots : 1024;
-        struct fslot *v, *old = fslots;
-        size_t nold = nfslots;
-        if (n > FRAMES_MAX) {
-            memset(fslots, 0, nfslots * sizeof *fslots);
-            fused = 0;
-            n = nfslots;
-            nold = 0;
-            old = NULL;
-        } else if (!(v = calloc(n, sizeof *v))) {
-            return NULL;
-        } else {
-            fslots = v;
-            nfslots = n;
-            fused = 0;
-        }
-        for (size_t k = 0; k < nold; k++)
-            if (old[k].key) {
-                for (i = (size_t)(old[k].key * 0x9e3779b97f4a7c15ull >> 20) & (nfslots - 1);
-                     fslots[i].key; i = (i + 1) & (nfslots - 1))
-                    ;
-                fslots[i] = old[k];
-                fused++;
-            }
-        if (old != fslots)
-            free(old);
-    }
-    for (i = (size_t)(key * 0x9e3779b97f4a7c15ull >> 20) & (nfslots - 1);
-         fslots[i].key && fslots[i].key != key; i = (i + 1) & (nfslots - 1))
-        ;
-    return &fslots[i];
+    codes.v = frames.v = NULL;
+    codes.n = codes.used = frames.n = frames.used = 0;
 }
 
 static bool read_mem(void *dst, uint64_t addr, size_t n)
@@ -240,41 +256,6 @@ static unsigned table_line(const unsigned char *t, size_t n, int first,
     return 0;
 }
 
-static struct code_info *find(uint64_t code)
-{
-    size_t i = (size_t)((code * 0x9e3779b97f4a7c15ull) >> 20) & (nslots - 1);
-    while (slots[i].code && slots[i].code != code)
-        i = (i + 1) & (nslots - 1);
-    return &slots[i];
-}
-
-/* The slot for code, growing the table (or starting over) first. */
-static struct code_info *slot_for(uint64_t code)
-{
-    if (used >= nslots / 4 * 3) {
-        size_t n = nslots ? nslots * 2 : 256;
-        struct code_info *v, *old = slots;
-        size_t nold = nslots;
-        if (n > CACHE_MAX || !(v = calloc(n, sizeof *v))) {
-            drop_all();
-            if (!(v = calloc(n = 256, sizeof *v)))
-                return NULL;
-            old = NULL;
-            nold = 0;
-        }
-        slots = v;
-        nslots = n;
-        used = 0;
-        for (size_t k = 0; k < nold; k++)
-            if (old[k].code) {
-                *find(old[k].code) = old[k];
-                used++;
-            }
-        free(old);
-    }
-    return find(code);
-}
-
 /* Read the code object at code into ci (names interned, table copied);
  * false if it is no code object now. */
 static bool read_code(rec_writer *w, uint64_t code, struct code_info *ci,
@@ -324,17 +305,17 @@ static bool read_code(rec_writer *w, uint64_t code, struct code_info *ci,
 
 int recs__py_frame(rec_writer *w, uint64_t word, rec_id *id)
 {
-    uint64_t code = recs__py_code(word);
+    uint64_t code = recs__py_code(word), key = word & ~RECS_PY_END;
     uint32_t off = recs__py_off(word);
     struct code_info *ci;
-    struct fslot *fs;
+    struct frame_slot *fs;
     struct rec_Frame f;
     bool fresh;
     int rc = 0;
 
     if (!atomic_load_explicit(&recs__py.on, memory_order_acquire))
         return REC_EINVAL;
-    fs = frame_slot(word & ~RECS_PY_END);
+    fs = table_slot(&frames, key);
     if (fs && fs->key) {
         *id = fs->id;
         return 0;
@@ -343,13 +324,13 @@ int recs__py_frame(rec_writer *w, uint64_t word, rec_id *id)
     f.offset = (uint64_t)off * 2;
     if ((rc = rec_intern_cstr(w, "python", &f.kind)) < 0)
         return rc;
-    ci = slot_for(code);
+    ci = table_slot(&codes, code);
     if (!ci)
         return REC_ENOMEM;
     fresh = ci->code == 0;
     if (!read_code(w, code, ci, &rc) && rc < 0)
         return rc;
-    used += fresh && ci->code;
+    codes.used += fresh && ci->code;
     if (ci->code == code) {
         /* Named now, or when it was alive. */
         f.function = ci->func;
@@ -364,9 +345,9 @@ int recs__py_frame(rec_writer *w, uint64_t word, rec_id *id)
     /* Named: kept (a "[python]" one may be named later, when the
      * interpreter lets the address serve another code object). */
     if (fs && ci->code == code) {
-        fs->key = word & ~RECS_PY_END;
+        fs->key = key;
         fs->id = *id;
-        fused++;
+        frames.used++;
     }
     return 0;
 }
