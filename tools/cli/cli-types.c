@@ -88,14 +88,21 @@ const char *const cli_partial_names[CLI_PARTIAL_N] = {
 
 int cli_stack_partial(const rec_entry *st)
 {
+    /* Looked up once per type: this runs for every sample. */
+    static const rec_type *last;
+    static long ft, fr;
     const rec_type *t = rec_entry_type(st);
-    long ft, fr;
     rec_value v;
 
-    if (!t || (ft = rec_type_field_index(t, "truncated")) < 0 ||
+    if (t && t != last) {
+        last = t;
+        ft = rec_type_field_index(t, "truncated");
+        fr = rec_type_field_index(t, "truncationReason");
+    }
+    if (!t || ft < 0 ||
         rec_entry_get(st, (size_t)ft, &v) || v.kind != REC_BOOL || !v.v.b)
         return -1;
-    if ((fr = rec_type_field_index(t, "truncationReason")) < 0 ||
+    if (fr < 0 ||
         rec_entry_get(st, (size_t)fr, &v) || v.kind != REC_REF || !v.v.ref.entry ||
         rec_entry_get(v.v.ref.entry, 0, &v) || v.kind != REC_STRING)
         return CLI_PARTIAL_N - 2;

@@ -11,6 +11,7 @@
  */
 #include <config.h>
 #include "losses.h"
+#include "cli.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -40,9 +41,6 @@ struct cli_losses {
     const rec_type *type;
     long thread, period, failed, stack, lost_time, reason;
     int kind;                  /* 0 other, 1 sample, 2 lost */
-    /* ... and of the last stack type. */
-    const rec_type *st_type;
-    long st_truncated, st_reason;
 };
 
 /* What each reason means to a user (libsampler(3) has the details). */
@@ -167,30 +165,17 @@ static void hit(struct reasons *l, const char *name, size_t len, uint64_t ns,
     r->tids[r->ntids++] = tid;
 }
 
-/* A sample's stack cut short: its reason (none given in recordings from
- * before reasons). */
+/* A sample's stack cut short, by its reason (cli_stack_partial). */
 static void partial(cli_losses *l, const rec_entry *st, uint64_t ns,
                     const rec_value *vals)
 {
-    const rec_type *t = rec_entry_type(st);
-    rec_value v;
+    int why = cli_stack_partial(st);
+    const char *name;
 
-    if (!t)
+    if (why < 0)
         return;
-    if (t != l->st_type) {
-        l->st_type = t;
-        l->st_truncated = rec_type_field_index(t, "truncated");
-        l->st_reason = rec_type_field_index(t, "truncationReason");
-    }
-    if (l->st_truncated < 0 || rec_entry_get(st, (size_t)l->st_truncated, &v) ||
-        v.kind != REC_BOOL || !v.v.b)
-        return;
-    if (l->st_reason >= 0 && rec_entry_get(st, (size_t)l->st_reason, &v) == 0 &&
-        v.kind == REC_REF && v.v.ref.entry &&
-        rec_entry_get(v.v.ref.entry, 0, &v) == 0 && v.kind == REC_STRING)
-        hit(&l->partial, v.v.str.s, v.v.str.len, ns, tid_of(vals, l->thread));
-    else
-        hit(&l->partial, "none given", 10, ns, tid_of(vals, l->thread));
+    name = cli_partial_names[why];
+    hit(&l->partial, name, strlen(name), ns, tid_of(vals, l->thread));
 }
 
 void cli_losses_event(cli_losses *l, const rec_event *ev)
