@@ -49,11 +49,12 @@ static atomic_flag prog_wlock = ATOMIC_FLAG_INIT;
 static _Atomic int hijack_warned;
 static _Atomic int prog_warned;
 
-/* The program's own handler for the sampling signal got its first signal:
- * say it once (forward()). */
-bool recs__prog_warn_once(void)
+/* Signal-safe. The program's own handler for the sampling signal got its
+ * first signal: say it once (forward()). */
+static bool prog_warn_once(void)
 {
-    return !atomic_exchange(&prog_warned, 1);
+    return !atomic_load_explicit(&prog_warned, memory_order_relaxed) &&
+           !atomic_exchange(&prog_warned, 1);
 }
 
 /* Every signal whose default action ends the process, but SIGKILL and
@@ -180,7 +181,7 @@ static void forward(int sig, siginfo_t *si, void *ucv)
         return;
     prog_load(&pa);
     if (recs__is_handler(&pa)) {
-        if (sig == recs__g.signo && recs__prog_warn_once())
+        if (sig == recs__g.signo && prog_warn_once())
             recs__warn_safe("the program's own handler for the sampling "
                             "signal got its first signal: rec shares the "
                             "signal with it, passing it only the signals "

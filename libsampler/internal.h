@@ -423,7 +423,6 @@ void recs__forward(int sig, siginfo_t *si, void *uc);     /* Signal-safe. */
 /* Signal-safe. Replace the program's action for the sampling signal. */
 void recs__prog_store(const struct sigaction *act, struct sigaction *old,
                       sighandler_t expect);
-bool recs__prog_warn_once(void);       /* true the first time */
 bool recs__fatal_is_ours(int sig);     /* rec's SIGTERM/INT/HUP handler */
 void recs__fatal_disown(int sig);      /* the program set its own */
 int  recs__install_handler(int signo);
