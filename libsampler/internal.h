@@ -8,7 +8,8 @@
  *               the fatal-signal path
  *   fpwalk.c    the bounds-checked frame-pointer walk, and the walk of
  *               a stack that is not the thread's (a goroutine's) read
- *               through process_vm_readv
+ *               through process_vm_readv (recs__read_self, which the
+ *               Python walk uses too)
  *   unwind-walk.c  the CFI walk over the current unwind set
  *               (unwind-mods.c publishes it, JIT code's ranges included)
  *   python.c    the walk of the thread's Python frames (recs__py_walk;
