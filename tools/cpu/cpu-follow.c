@@ -279,6 +279,15 @@ static void show(struct view *v, enum cpu_follow_style style, FILE *out)
     for (size_t i = 0; i < v->n; i++) {
         struct thr *t = &v->t[i];
         struct bucket *bk = &t->b[k % NB];
+        /* A thread uses at most the interval's length: more is samples
+         * signalled late (a tick, a busy machine) whose CPU time their
+         * timestamps place too early; it goes to the next interval. */
+        if (bk->cpu_ns > interval_ns) {
+            t->b[(k + 1) % NB].cpu_ns += bk->cpu_ns - interval_ns;
+            bk->cpu_ns = interval_ns;
+            if (v->last < k + 1)
+                v->last = k + 1;
+        }
         t->cpu_ns = bk->cpu_ns;
         t->samples = bk->samples;
         t->lost = bk->lost;
@@ -382,9 +391,8 @@ int cpu_follow(const char *prog, const char *path, uint64_t interval_ns,
     }
     /* What the last intervals saw, the partial one included. */
     uint64_t end = interval_of(&v, wall_ns());
-    if (v.last > end)
-        end = v.last;
-    while (v.first <= end)
+    /* (v.last grows when an interval passes its excess on.) */
+    while (v.first <= end || v.first <= v.last)
         show(&v, style, out);
     if (v.before)
         fprintf(stderr, "%s: %llu samples from before the follow began are not "
