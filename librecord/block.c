@@ -314,6 +314,10 @@ int rec_reader_next(rec_reader *r, const rec_event **ev)
                 int rc = decode_event(r);
                 if (rc < 0)
                     return rc;
+                long rf = r->ev.type->restated_field;
+                if (__builtin_expect(rf >= 0, 0) && r->continues &&
+                    r->vals[rf].kind == REC_BOOL && r->vals[rf].v.b)
+                    continue;
                 *ev = &r->ev;
                 return 1;
             }

@@ -48,6 +48,8 @@
 #define REC_CHUNK_LAST     0x01 /* last chunk of a recording closed cleanly */
 #define REC_CHUNK_SEALED   0x02 /* written by another process after the
                                    writer ended without closing it */
+#define REC_CHUNK_STREAMED 0x04 /* 1.3: sent through a stream piece by
+                                   piece, ended by an END block */
 
 /* Block header, 16 bytes. */
 #define REC_BLOCK_HEADER_SIZE 16
@@ -61,6 +63,8 @@
 #define REC_BLOCK_METADATA  1   /* one CBOR map: the schema (first block of a chunk) */
 #define REC_BLOCK_POOL      2   /* pool entries: [typeId, id, field...]* */
 #define REC_BLOCK_EVENTS    3   /* uint baseTicks, then events: [typeId, field...]* */
+#define REC_BLOCK_END       4   /* 1.3: ends a streamed chunk; payload: its
+                                 * final header as a file holds it */
 /* Kinds 128..255 are skippable extensions; unknown kinds below 128 are errors. */
 #define REC_BLOCK_SKIPPABLE 128
 

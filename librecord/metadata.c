@@ -283,13 +283,16 @@ static int resolve_fields(mparse *m)
         rec_type *t = &s->types[i];
         const char **ft = (const char **)m->ftype[i];
         t->ticks_field = -1;
+        t->restated_field = -1;
         for (size_t j = 0; j < t->nfields; j++) {
             rec_field_info *f = &t->fields[j];
             const char *n = ft[j];
             f->type = n;
-            if (strcmp(n, "boolean") == 0)
+            if (strcmp(n, "boolean") == 0) {
                 t->enc[j] = FE_BOOL;
-            else if (strcmp(n, "uint") == 0)
+                if (t->is_event && !f->array && !strcmp(f->name, "restated"))
+                    t->restated_field = (long)j;
+            } else if (strcmp(n, "uint") == 0)
                 t->enc[j] = FE_UINT;
             else if (strcmp(n, "int") == 0)
                 t->enc[j] = FE_INT;

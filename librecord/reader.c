@@ -20,6 +20,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <lz4.h>
+
 #include "format.h"
 #include "reader_int.h"
 
@@ -136,6 +138,44 @@ bool rec__header_crc_ok(const uint8_t *b)
     return false;
 }
 
+/* The fields of a checked header; 1, or an error naming off. */
+static int parse_header(rec_reader *r, const uint8_t *b, uint64_t off, hdr *h)
+{
+    h->major = le16(b + REC_CH_MAJOR);
+    h->minor = le16(b + REC_CH_MINOR);
+    h->header_size = le32(b + REC_CH_HEADER_SIZE);
+    h->state = b[REC_CH_STATE];
+    h->flags = b[REC_CH_FLAGS];
+    h->size = le64(b + REC_CH_SIZE);
+    h->start_wall = le64(b + REC_CH_START_WALL);
+    h->start_ticks = le64(b + REC_CH_START_TICKS);
+    h->duration = le64(b + REC_CH_DURATION);
+    h->tps = le64(b + REC_CH_TICKS_PER_S);
+    h->index = le32(b + REC_CH_INDEX);
+    /* 1.0 wrote 0 here (reserved): "unknown" either way. */
+    h->pid = h->minor >= 1 ? le32(b + REC_CH_WRITER_PID) : 0;
+    if (h->header_size < REC_CHUNK_HEADER_SIZE || h->header_size > MAX_HEADER_SIZE)
+        return rec__rfail(r, REC_ECORRUPT, off, "bad chunk header size %" PRIu32, h->header_size);
+    if (h->state != REC_STATE_OPEN && h->state != REC_STATE_FINISHED)
+        return rec__rfail(r, REC_ECORRUPT, off, "bad chunk state %u", h->state);
+    if (h->size < h->header_size || h->size > UINT64_MAX - off)
+        return rec__rfail(r, REC_ECORRUPT, off, "bad chunk size %" PRIu64, h->size);
+    /* Writers write 10^9; a tick longer than a millisecond or shorter
+     * than a picosecond makes times no reader can lay out. */
+    if (h->tps < REC_MIN_TICKS_PER_S || h->tps > REC_MAX_TICKS_PER_S)
+        return rec__rfail(r, REC_ECORRUPT, off, "ticks per second %" PRIu64
+                          " outside %llu..%llu", h->tps,
+                          (unsigned long long)REC_MIN_TICKS_PER_S,
+                          (unsigned long long)REC_MAX_TICKS_PER_S);
+    /* Since 1.3: a streamed chunk's header is sent once, before its
+     * blocks, and never rewritten: its size is the header's alone. */
+    if ((h->flags & REC_CHUNK_STREAMED) &&
+        (h->state != REC_STATE_OPEN || h->size != h->header_size))
+        return rec__rfail(r, REC_ECORRUPT, off, "streamed chunk header is "
+                          "not OPEN with the header's size");
+    return 1;
+}
+
 /* Read the header at off under the seqlock: retry while the generation is
  * odd, changes across the read, or the checksum fails (a torn read).
  * Returns 1 with *h, 0 if the file ends exactly at off, or an error. */
@@ -182,33 +222,7 @@ static int read_header(rec_reader *r, uint64_t off, hdr *h)
         crc_ok = rec__header_crc_ok(b);
     if (!crc_ok)
         return rec__rfail(r, REC_ECORRUPT, off, "chunk header checksum mismatch");
-    h->major = le16(b + REC_CH_MAJOR);
-    h->minor = le16(b + REC_CH_MINOR);
-    h->header_size = le32(b + REC_CH_HEADER_SIZE);
-    h->state = b[REC_CH_STATE];
-    h->flags = b[REC_CH_FLAGS];
-    h->size = le64(b + REC_CH_SIZE);
-    h->start_wall = le64(b + REC_CH_START_WALL);
-    h->start_ticks = le64(b + REC_CH_START_TICKS);
-    h->duration = le64(b + REC_CH_DURATION);
-    h->tps = le64(b + REC_CH_TICKS_PER_S);
-    h->index = le32(b + REC_CH_INDEX);
-    /* 1.0 wrote 0 here (reserved): "unknown" either way. */
-    h->pid = h->minor >= 1 ? le32(b + REC_CH_WRITER_PID) : 0;
-    if (h->header_size < REC_CHUNK_HEADER_SIZE || h->header_size > MAX_HEADER_SIZE)
-        return rec__rfail(r, REC_ECORRUPT, off, "bad chunk header size %" PRIu32, h->header_size);
-    if (h->state != REC_STATE_OPEN && h->state != REC_STATE_FINISHED)
-        return rec__rfail(r, REC_ECORRUPT, off, "bad chunk state %u", h->state);
-    if (h->size < h->header_size || h->size > UINT64_MAX - off)
-        return rec__rfail(r, REC_ECORRUPT, off, "bad chunk size %" PRIu64, h->size);
-    /* Writers write 10^9; a tick longer than a millisecond or shorter
-     * than a picosecond makes times no reader can lay out. */
-    if (h->tps < REC_MIN_TICKS_PER_S || h->tps > REC_MAX_TICKS_PER_S)
-        return rec__rfail(r, REC_ECORRUPT, off, "ticks per second %" PRIu64
-                          " outside %llu..%llu", h->tps,
-                          (unsigned long long)REC_MIN_TICKS_PER_S,
-                          (unsigned long long)REC_MAX_TICKS_PER_S);
-    return 1;
+    return parse_header(r, b, off, h);
 }
 
 void rec__drop_pools(rec_reader *r)
@@ -252,6 +266,7 @@ static void set_chunk(rec_reader *r, const hdr *h)
     r->duration = h->duration;
     r->tps = h->tps;
     r->writer_pid = h->pid;
+    r->streamed = (h->flags & REC_CHUNK_STREAMED) != 0;
     set_info(r);
     r->ev.start_wall_ns = h->start_wall;
     r->ev.start_ticks = h->start_ticks;
@@ -273,6 +288,11 @@ static int open_chunk(rec_reader *r)
         return rc;
     }
     rec__drop_pools(r);
+    /* What a chunk restates for readers that start at it, a reader that
+     * read the chunk before it in the same recording has seen. */
+    r->continues = r->have_chunk && !r->prev_last && h.index > 0 &&
+                   h.index == r->index + 1 && h.pid == r->writer_pid;
+    r->index = h.index;
     r->have_chunk = true;
     r->have_meta = false;
     set_chunk(r, &h);
@@ -288,6 +308,80 @@ void rec__check_dangling(rec_reader *r)
              " references to undefined pool entries (read as missing entries)",
              r->path, r->chunk_no, r->pools.dangling);
     }
+}
+
+/* A streamed chunk grows by whole blocks: the block at pos once all of it
+ * is there (chunk_end moves past it), or its END block, whose payload is
+ * the chunk's final header: the chunk is then FINISHED and the next one
+ * starts after the END block. 1 when the chunk grew or ended, 0 when
+ * nothing whole is there yet, or an error. */
+static int stream_extend(rec_reader *r)
+{
+    uint8_t bh[REC_BLOCK_HEADER_SIZE], fb[MAX_HEADER_SIZE];
+    uint64_t off = r->pos;
+    struct stat sb;
+    hdr h;
+    int rc;
+
+    if (off - r->chunk_off > REC_MAX_STREAM_CHUNK)
+        return rec__rfail(r, REC_ETOOBIG, off, "streamed chunk longer than "
+                          "%u bytes", (unsigned)REC_MAX_STREAM_CHUNK);
+    if ((rc = rec__spool_block(r, off)) < 0)
+        return rc;
+    ssize_t got = rec__pread_full(r->fd, bh, sizeof bh, off);
+    if (got < 0)
+        return rec__io_error(r, off);
+    if ((size_t)got < sizeof bh)
+        return 0;
+    uint32_t stored = le32(bh + REC_BH_STORED);
+    if (bh[REC_BH_KIND] != REC_BLOCK_END) {
+        /* Checked by rec__read_block; an impossible size is said now
+         * rather than waited for. */
+        if (stored > (uint32_t)LZ4_COMPRESSBOUND(REC_MAX_BLOCK_RAW))
+            return rec__rfail(r, REC_ETOOBIG, off, "block stored size %"
+                              PRIu32 " too large", stored);
+        if (fstat(r->fd, &sb) < 0)
+            return rec__io_error(r, off);
+        if ((uint64_t)sb.st_size - off - sizeof bh < stored ||
+            (uint64_t)sb.st_size < off + sizeof bh)
+            return 0;
+        r->chunk_end = off + sizeof bh + stored;
+        set_info(r);
+        return 1;
+    }
+    if (bh[REC_BH_FLAGS] || stored != r->header_size ||
+        le32(bh + REC_BH_RAW) != stored)
+        return rec__rfail(r, REC_ECORRUPT, off, "bad END block (flags 0x%x, "
+                          "%" PRIu32 " bytes for a %" PRIu32 "-byte header)",
+                          bh[REC_BH_FLAGS], stored, r->header_size);
+    got = rec__pread_full(r->fd, fb, stored, off + sizeof bh);
+    if (got < 0)
+        return rec__io_error(r, off);
+    if ((size_t)got < stored)
+        return 0;
+    uint32_t crc = rec__crc32c(rec__crc32c(0, bh, REC_BH_CRC), fb, stored);
+    if (crc != le32(bh + REC_BH_CRC))
+        return rec__rfail(r, REC_ECORRUPT, off, "END block checksum mismatch");
+    if (memcmp(fb, REC_MAGIC, REC_MAGIC_LEN) != 0 ||
+        le16(fb + REC_CH_MAJOR) != REC_FORMAT_MAJOR ||
+        rec__crc32c(0, fb, REC_CH_CRC) != le32(fb + REC_CH_CRC))
+        return rec__rfail(r, REC_ECORRUPT, off, "END block: bad final header");
+    if ((rc = parse_header(r, fb, off, &h)) < 0)
+        return rc;
+    /* The final header of this chunk, and nothing else: it describes the
+     * bytes before the END block. */
+    if (h.state != REC_STATE_FINISHED || (h.flags & REC_CHUNK_STREAMED) ||
+        h.size != off - r->chunk_off || h.header_size != r->header_size ||
+        h.start_wall != r->start_wall || h.start_ticks != r->start_ticks ||
+        h.tps != r->tps || h.pid != r->writer_pid)
+        return rec__rfail(r, REC_ECORRUPT, off, "END block does not finish "
+                          "this chunk");
+    set_chunk(r, &h);
+    r->streamed = false;
+    r->chunk_end = off + sizeof bh + stored;
+    r->pos = r->chunk_end;
+    set_info(r);
+    return 1;
 }
 
 /* Advance over chunk ends and non-event blocks until events are ready.
@@ -318,6 +412,12 @@ int rec__advance(rec_reader *r, bool stop_at_metadata)
         case ST_BLOCKS:
             if (stop_at_metadata && r->have_meta)
                 return 0;
+            if (r->pos >= r->chunk_end && r->streamed &&
+                (rc = stream_extend(r)) != 0) {
+                if (rc < 0)
+                    return rc;
+                break;
+            }
             if (r->pos >= r->chunk_end) {
                 rec__check_dangling(r);
                 if (r->state == REC_STATE_FINISHED) {
@@ -369,6 +469,7 @@ int rec__reader_seek(rec_reader *r, uint64_t chunk_off, uint32_t chunk_no,
     r->chunk_no = chunk_no;
     r->skip_before = skip_before;
     r->prev_last = false;   /* set again when the reader leaves the chunk */
+    r->index = UINT32_MAX;  /* what came before was not read */
     r->warn[0] = 0;
     r->st = ST_CHUNK;
     int rc = read_header(r, chunk_off, &h);
@@ -513,6 +614,16 @@ int rec_reader_poll(rec_reader *r)
         if (n == 0)
             return 0;
         r->st = ST_CHUNK;
+        r->warn[0] = 0;
+        return 1;
+    }
+    if ((st == ST_END_OPEN || st == ST_BLOCKS) && r->streamed) {
+        /* a streamed chunk's header is never rewritten: it grows by
+         * blocks appended after it */
+        int rc = stream_extend(r);
+        if (rc <= 0)
+            return rc;
+        r->st = ST_BLOCKS;
         r->warn[0] = 0;
         return 1;
     }

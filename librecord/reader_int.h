@@ -56,6 +56,7 @@ struct rec_type {
     rec__fop *ops;              /* per field */
     uint32_t pool_index;        /* pool types: index of its pool table */
     long ticks_field;           /* first ticks field, -1 if none */
+    long restated_field;        /* events: boolean "restated", -1 if none */
 };
 
 typedef struct rec__schema {
@@ -196,6 +197,13 @@ struct rec_reader {
                              * tools ask for it per event */
     bool prev_last;         /* the previous chunk closed a recording */
     bool sealed;            /* a SEALED chunk was read */
+    bool continues;         /* the current chunk follows the one read
+                             * before it in its recording: events marked
+                             * restated are skipped */
+    uint32_t index;         /* chunk_index of the current chunk */
+    bool streamed;          /* the current chunk is STREAMED and its END
+                             * block not read yet: chunk_end grows by one
+                             * whole block at a time (stream_extend) */
     uint64_t skip_before;   /* EVENTS blocks starting before this offset are
                              * checked but not decoded (rec__reader_seek) */
     bool have_meta;
@@ -250,6 +258,7 @@ bool rec__header_crc_ok(const uint8_t *b);
 bool rec__is_stream(int fd);
 int  rec__spool_init(rec_reader *r, int src);
 int  rec__spool_next(rec_reader *r);
+int  rec__spool_block(rec_reader *r, uint64_t off);
 
 /* Stop with code; the message names file, chunk and byte offset. */
 __attribute__((format(printf, 4, 5)))

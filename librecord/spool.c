@@ -22,6 +22,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <lz4.h>
+
 #include "format.h"
 #include "reader_int.h"
 
@@ -124,6 +126,49 @@ int rec__spool_next(rec_reader *r)
         left -= (uint64_t)n;
         if ((size_t)n < want) {
             close(r->src_fd);   /* torn: the reader reports where */
+            r->src_fd = -1;
+            break;
+        }
+    }
+    return 0;
+}
+
+/* The next block of a streamed chunk, at off: its 16-byte header, then
+ * its payload, copied as they come (the reader then finds a whole block
+ * at off, or the torn end of the stream). 0, or an error. */
+int rec__spool_block(rec_reader *r, uint64_t off)
+{
+    uint8_t bh[REC_BLOCK_HEADER_SIZE], buf[64 << 10];
+    ssize_t n;
+    int rc;
+
+    if (r->src_fd < 0 || r->spooled_end != off)
+        return 0;       /* no stream, or that block is here already */
+    n = read_full(r->src_fd, bh, sizeof bh);
+    if (n < 0)
+        return rec__io_error(r, off);
+    if (n > 0 && (rc = spool_write(r, bh, (size_t)n, off)) < 0)
+        return rc;
+    r->spooled_end = off + (uint64_t)n;
+    if ((size_t)n < sizeof bh) {
+        close(r->src_fd);
+        r->src_fd = -1;
+        return 0;
+    }
+    uint32_t stored = le32(bh + REC_BH_STORED);
+    if (stored > (uint32_t)LZ4_COMPRESSBOUND(REC_MAX_BLOCK_RAW))
+        return 0;       /* the reader says what is wrong */
+    for (uint64_t left = stored; left > 0;) {
+        size_t want = left < sizeof buf ? (size_t)left : sizeof buf;
+        n = read_full(r->src_fd, buf, want);
+        if (n < 0)
+            return rec__io_error(r, r->spooled_end);
+        if (n > 0 && (rc = spool_write(r, buf, (size_t)n, r->spooled_end)) < 0)
+            return rc;
+        r->spooled_end += (uint64_t)n;
+        left -= (uint64_t)n;
+        if ((size_t)n < want) {
+            close(r->src_fd);
             r->src_fd = -1;
             break;
         }

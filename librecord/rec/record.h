@@ -25,7 +25,7 @@ extern "C" {
 #include <rec/version.h>
 
 #define REC_FORMAT_MAJOR 1
-#define REC_FORMAT_MINOR 2
+#define REC_FORMAT_MINOR 3
 
 /* The library's version, REC_VERSION_NUMBER of the headers it was built
  * with: a program built against other headers can tell (ABI policy in
