@@ -413,6 +413,7 @@ int recs__symbols_emit_modules(recs__symbols *s, rec_stream *st, bool all)
         memset(&ev, 0, sizeof ev);
         ev.module = m->module_id;
         ev.startTime = rec_now_ns();
+        ev.restated = m->emitted;
         if ((rc = rec_emit_ModuleLoad(st, &ev)) < 0)
             break;
         m->emitted = true;

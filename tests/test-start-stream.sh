@@ -2,7 +2,10 @@
 # rec-start -o - and to a FIFO: the recording streamed to a consumer, the
 # same events as a file; a consumer that lags gets whole chunks dropped and
 # their CPU time as lost (stream-dropped), the program unharmed; a
-# consumer that goes away (EPIPE); the program killed mid-stream.
+# consumer that goes away (EPIPE); the program killed mid-stream; chunks
+# sent as they are written (a chunk's metadata once per chunk, nothing
+# sent for an idle flush, mappings not repeated to readers); a consumer
+# that stops reading does not hold rec-start after the program.
 . "${top_srcdir:-$(dirname "$0")/..}/tests/tools-tap.sh"
 [ -x "$REC_START" ] || skip_all "rec-start not built"
 [ -x "$REC_DUMP" ] || skip_all "rec-dump not built"
@@ -46,7 +49,7 @@ ok $? "-o -: the program's output goes to standard error, unchanged"
 [ $? -eq 0 ] || diag_file "$TMP/err"
 grep -q '^rec-start: - (streamed): [1-9][0-9]* samples' "$TMP/err"
 ok $? "rec-start's summary counts what was streamed"
-for t in ThreadStart ThreadEnd ProcessInfo RecordingSettings CPUInfo ProcessUsage; do
+for t in ThreadStart ThreadEnd ProcessInfo RecordingSettings CPUInfo ProcessUsage ModuleLoad; do
     a=$(count $t "$TMP/file.nd"); b=$(count $t "$TMP/pipe.nd")
     [ "$a" -eq "$b" ] && [ "$b" -gt 0 ]
     ok $? "$t events: $b streamed, $a in the file"
@@ -106,10 +109,11 @@ else
 fi
 
 # A consumer that reads nothing until the program is done: the pipe and
-# the backlog (64k) fill, whole chunks are dropped, their CPU time is sent
-# as lost; the program's output and status are its own.
-"$WORKLOADS/demo" 2 >"$TMP/plain2.out" 2>/dev/null
-{ "$REC_START" -t 1ms --stream-backlog 64k -o - -- "$WORKLOADS/demo" 2 \
+# the backlog (64k) fill (the recording is some 200 KB: 4 s at 1 ms),
+# whole chunks are dropped, their CPU time is sent as lost; the program's
+# output and status are its own.
+"$WORKLOADS/demo" 4 >"$TMP/plain2.out" 2>/dev/null
+{ "$REC_START" -t 1ms --stream-backlog 64k -o - -- "$WORKLOADS/demo" 4 \
       2>"$TMP/slow.err"; echo $? >"$TMP/st"; } |
     { i=0
       while ! grep -q '^matrix:' "$TMP/slow.err" 2>/dev/null && [ $i -lt 3000 ]; do
@@ -178,5 +182,74 @@ st=$?
 expect_status 2 "--follow-children with -o - is refused"
 grep -q 'cannot stream' "$TMP/err"
 ok $? "and says why"
+
+# Chunks go out as they are written, not one per flush: an idle program's
+# stream is one chunk, the size of its file; a chunk's metadata is sent
+# once per chunk.
+"$REC_START" -q -o "$TMP/idle.rec" -- sleep 1.5 2>"$TMP/err"
+"$REC_START" -q -o - -- sleep 1.5 >"$TMP/idle-s.rec" 2>"$TMP/err"
+fsz=$(wc -c <"$TMP/idle.rec"); ssz=$(wc -c <"$TMP/idle-s.rec")
+"$REC_SUMMARY" "$TMP/idle-s.rec" >"$TMP/sum" 2>&1
+grep -q '^ *Chunks: 1$' "$TMP/sum" && [ "$ssz" -le $((fsz + 512)) ]
+ok $? "an idle program streamed for 1.5 s: one chunk, $ssz bytes ($fsz in a file)"
+[ $? -eq 0 ] || diag_file "$TMP/sum"
+
+# Chunks by age: every chunk readable on its own, and the mappings each
+# one restates are shown once to a reader of them all, as from a file.
+{ "$REC_START" -q --chunk-age 200ms -o - -- "$WORKLOADS/demo" 1 2>/dev/null; } |
+    "$REC_DUMP" --ndjson - >"$TMP/aged.nd" 2>"$TMP/derr"
+dst=$?
+"$REC_START" -q --chunk-age 200ms -o - -- "$WORKLOADS/demo" 1 2>/dev/null \
+    >"$TMP/aged.rec"
+"$REC_SUMMARY" "$TMP/aged.rec" >"$TMP/sum" 2>&1
+nch=$(sed -n 's/^ *Chunks: //p' "$TMP/sum")
+a=$(count ModuleLoad "$TMP/file.nd"); b=$(count ModuleLoad "$TMP/aged.nd")
+[ "$dst" -eq 0 ] && [ "${nch:-0}" -ge 3 ] && [ "$a" -eq "$b" ]
+ok $? "--chunk-age 200ms: $nch chunks; $b mappings shown, $a from a file"
+[ $? -eq 0 ] || diag_file "$TMP/derr"
+# The last chunk alone (as after retention): its mappings are there.
+last=$(/usr/bin/env python3 - "$TMP/aged.rec" <<'PY' 2>/dev/null
+import struct, sys
+d = open(sys.argv[1], 'rb').read()
+off = last = 0
+while off + 80 <= len(d):
+    last = off
+    size = struct.unpack_from('<Q', d, off + 24)[0]
+    if d[off + 21] & 4:          # streamed: blocks up to the END block
+        p = off + 80
+        while d[p] != 4:
+            p += 16 + struct.unpack_from('<I', d, p + 4)[0]
+        size = p + 96 - off
+    off += size
+print(last)
+PY
+)
+if [ -n "$last" ] && [ "$last" -gt 0 ]; then
+    tail -c +$((last + 1)) "$TMP/aged.rec" >"$TMP/lastchunk.rec"
+    "$REC_DUMP" --ndjson "$TMP/lastchunk.rec" >"$TMP/last.nd" 2>/dev/null
+    [ "$(count ModuleLoad "$TMP/last.nd")" -eq "$a" ]
+    ok $? "a chunk read alone shows the mappings it restates ($(count ModuleLoad "$TMP/last.nd"))"
+else
+    skip "python3 not found or no second chunk"
+fi
+
+# A consumer that stops reading (without closing) after the program
+# ended: rec-start gives up after --stream-timeout, says so, and passes
+# the program's status on.
+if mkfifo "$TMP/stall"; then
+    sleep 30 <"$TMP/stall" &
+    hold=$!
+    "$REC_START" -t 100us --stream-timeout 1s -o "$TMP/stall" -- \
+        "$WORKLOADS/demo" 1 >/dev/null 2>"$TMP/err"
+    st=$?
+    kill $hold 2>/dev/null
+    wait $hold 2>/dev/null
+    expect_status 0 "a consumer that stops reading: the program's status"
+    grep -q 'the consumer took nothing for .* after the program ended' "$TMP/err"
+    ok $? "rec-start stops waiting for it, and says so"
+    [ $? -eq 0 ] || diag_file "$TMP/err"
+else
+    skip "mkfifo failed"; skip "mkfifo failed"
+fi
 
 done_testing

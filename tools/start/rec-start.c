@@ -17,6 +17,7 @@
 #include <rec/record.h>
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -55,6 +56,8 @@ struct opts {
     const char *walker;
     const char *engine;
     uint64_t backlog;           /* --stream-backlog, bytes */
+    uint64_t stream_timeout;    /* --stream-timeout, ns (0: default) */
+    const char *chunk_age;      /* --chunk-age */
     bool follow, force, quiet, no_cmdline, no_python;
     bool stream;                /* -o - or a FIFO */
     bool stream_stdout;         /* ... that is our standard output */
@@ -76,6 +79,8 @@ static void usage(FILE *f)
 "                           over the machine (500/s); default 10ms\n"
 "  -d, --stack-depth N      frames per sample, 1..1024 (default 64)\n"
 "      --max-chunk-size S   start a new chunk above S bytes (64M)\n"
+"      --chunk-age T        start a new chunk every T (with -o - or a FIFO:\n"
+"                           default 1m; else none)\n"
 "      --flush-interval T   data readable within T (default: about every\n"
 "                           128 samples, 10ms to 1s apart; 1s when idle)\n"
 "      --signal SIG         sampling signal (default SIGPROF)\n"
@@ -90,6 +95,8 @@ static void usage(FILE *f)
 "                           the Python functions it runs\n"
 "      --stream-backlog S   with -o - or a FIFO: what may wait for a slow\n"
 "                           consumer before chunks are dropped (32M)\n"
+"      --stream-timeout T   after PROGRAM ends, stop waiting for a consumer\n"
+"                           that takes nothing for T (default 10s)\n"
 "  -q, --quiet              no summary line on stderr\n"
 "  -h, --help               this help\n"
 "  -V, --version            version\n"
@@ -115,7 +122,8 @@ static int fail_usage(const char *fmt, ...)
 static int parse_args(int argc, char **argv, struct opts *o)
 {
     enum { OPT_CHUNK = 256, OPT_FLUSH, OPT_SIGNAL, OPT_NO_CMDLINE, OPT_WALKER,
-           OPT_ENGINE, OPT_BACKLOG, OPT_NO_PYTHON };
+           OPT_ENGINE, OPT_BACKLOG, OPT_NO_PYTHON, OPT_CHUNK_AGE,
+           OPT_STREAM_TIMEOUT };
     static const struct option longopts[] = {
         { "output", required_argument, NULL, 'o' },
         { "force", no_argument, NULL, 'f' },
@@ -131,6 +139,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
         { "no-command-line", no_argument, NULL, OPT_NO_CMDLINE },
         { "no-python", no_argument, NULL, OPT_NO_PYTHON },
         { "stream-backlog", required_argument, NULL, OPT_BACKLOG },
+        { "stream-timeout", required_argument, NULL, OPT_STREAM_TIMEOUT },
+        { "chunk-age", required_argument, NULL, OPT_CHUNK_AGE },
         { "help", no_argument, NULL, 'h' },
         { "version", no_argument, NULL, 'V' },
         { NULL, 0, NULL, 0 }
@@ -217,6 +227,18 @@ static int parse_args(int argc, char **argv, struct opts *o)
                 return fail_usage("invalid stream backlog '%s' (e.g. 64M, at "
                                   "least 64k)", optarg);
             o->backlog = v;
+            break;
+        case OPT_STREAM_TIMEOUT:
+            if (recs__parse_duration(optarg, &v) < 0 || v < 1000000)
+                return fail_usage("invalid stream timeout '%s' (e.g. 10s, at "
+                                  "least 1ms)", optarg);
+            o->stream_timeout = v;
+            break;
+        case OPT_CHUNK_AGE:
+            if (recs__parse_duration(optarg, &v) < 0 || v < 100000000)
+                return fail_usage("invalid chunk age '%s' (e.g. 1m, at least "
+                                  "100ms)", optarg);
+            o->chunk_age = optarg;
             break;
         case 'c': o->follow = true; break;
         case OPT_NO_CMDLINE: o->no_cmdline = true; break;
@@ -454,8 +476,8 @@ static int child_env(const struct opts *o, const char *output, const char *lib)
     rc |= setenv(REC_ENV_THROTTLE, o->throttle ? o->throttle : "10ms", 1);
     rc |= setenv(REC_ENV_STACK_DEPTH, o->depth ? o->depth : "64", 1);
     /* None asked for: the sampler's default (a short cadence while
-     * samples arrive, libsampler(3)); a stream, whose every flush is a
-     * whole chunk with its metadata (~6.5 KB), flushes every 100 ms. */
+     * samples arrive, libsampler(3)); a stream flushes every 100 ms: a
+     * flush sends only the blocks it wrote, nothing when idle. */
     if (o->flush)
         rc |= setenv(REC_ENV_FLUSH_INTERVAL, o->flush, 1);
     else if (o->stream)
@@ -463,13 +485,25 @@ static int child_env(const struct opts *o, const char *output, const char *lib)
     else
         unsetenv(REC_ENV_FLUSH_INTERVAL);
     rc |= setenv(REC_ENV_STACK_WALKER, o->walker ? o->walker : "cfi", 1);
-    /* A stream relays finished chunks only: one per flush. */
-    if (o->stream)
-        rc |= setenv(REC_ENV_MAX_CHUNK_AGE, "1ns", 1);
+    /* A stream's metadata and pools go out once per chunk: a minute's. */
+    if (o->chunk_age)
+        rc |= setenv(REC_ENV_MAX_CHUNK_AGE, o->chunk_age, 1);
+    else if (o->stream)
+        rc |= setenv(REC_ENV_MAX_CHUNK_AGE, "1m", 1);
     else
         unsetenv(REC_ENV_MAX_CHUNK_AGE);
-    if (o->max_chunk)
+    if (o->max_chunk) {
         rc |= setenv(REC_ENV_MAX_CHUNK_SIZE, o->max_chunk, 1);
+    } else if (o->stream) {
+        /* A lagging consumer costs whole chunks not yet begun: a quarter
+         * of the backlog each, so that the one being sent, which cannot
+         * be dropped, holds memory to the limit and a quarter more. */
+        char sz[32];
+        uint64_t b = o->backlog ? o->backlog : 32u << 20;
+        snprintf(sz, sizeof sz, "%" PRIu64, b / 4 < (64u << 20) ? b / 4
+                                                                : 64u << 20);
+        rc |= setenv(REC_ENV_MAX_CHUNK_SIZE, sz, 1);
+    }
     else
         unsetenv(REC_ENV_MAX_CHUNK_SIZE);
     rc |= setenv("REC_ENGINE", o->engine ? o->engine : "auto", 1);
@@ -781,8 +815,11 @@ int main(int argc, char **argv)
                                  &r.stream, &o.stream_stdout)) != 0)
         return rc;
     o.stream = r.stream != NULL;
-    if (r.stream)
+    if (r.stream) {
         r.stream_fd = start_stream_memfd(r.stream);
+        if (o.stream_timeout)
+            start_stream_set_timeout(r.stream, o.stream_timeout);
+    }
     /* One id for the whole run: every recording of it (children, exec'd
      * images) inherits it, so readers can tell stale files apart. */
     uint8_t id[16];

@@ -4,13 +4,17 @@
  *
  * The sampler cannot write a pipe itself: it rewrites chunk headers in
  * place under a seqlock, and it must never block on a consumer. So it
- * records into a private in-memory file (a memfd), rotating its chunk at
- * every flush, and rec-start relays each chunk to the pipe once it is
- * FINISHED (a chunk is self-contained), then punches it out of the memfd:
- * memory holds what the consumer has not taken yet, up to the backlog
- * limit. Writes never block (non-blocking pipe, poll). When the consumer
- * lags by more than the limit, whole chunks are dropped, oldest first;
- * each is replaced by a small chunk (start-drop.c) that keeps its
+ * records into a private in-memory file (a memfd), and rec-start relays
+ * each chunk as a STREAMED chunk (rec-format(5)): its header once, then
+ * each flush's blocks as the sampler commits them, then an END block
+ * holding the final header. A chunk's metadata and pools are thus sent
+ * once per chunk (chunks rotate by age, --chunk-age), not once per flush,
+ * and a flush that wrote nothing sends nothing. A finished chunk is
+ * punched out of the memfd: memory holds the chunk being written and what
+ * the consumer has not taken yet, up to the backlog limit. Writes never
+ * block (non-blocking pipe, poll). When the consumer lags by more than
+ * the limit, whole finished chunks not yet begun are dropped, oldest
+ * first; each is replaced by a small chunk (start-drop.c) that keeps its
  * non-sample events and turns its samples into CPUTimeSampleLost with
  * reason stream-dropped, so the CPU time stays accounted for.
  */
@@ -36,11 +40,18 @@
 
 static const char *prog = "rec-start";
 
+/* A chunk to send. From the memfd it goes out as a STREAMED chunk: hdr
+ * (the first header, marked), the memfd's bytes [off + 80, off + len) as
+ * they are committed, then end (the END block) once it is FINISHED. */
 typedef struct item {
     struct item *next;
-    uint64_t off, len;          /* the chunk in the memfd */
+    uint64_t off, len;          /* the chunk in the memfd: committed so far */
     uint8_t *buf;               /* a replacement chunk instead (heap) */
-    uint64_t sent;
+    uint64_t sent;              /* bytes of what goes out (wire_len) */
+    bool finished;              /* len is final and end is built */
+    bool dead;                  /* its writer died in it: ends at len */
+    uint8_t hdr[REC_CHUNK_HEADER_SIZE];
+    uint8_t end[REC_BLOCK_HEADER_SIZE + REC_CHUNK_HEADER_SIZE];
 } item;
 
 struct start_stream {
@@ -57,6 +68,8 @@ struct start_stream {
     uint64_t dropped_chunks, dropped_samples, dropped_ns;
     uint64_t discarded_chunks;  /* after the consumer went away */
     bool unfinished;            /* the last chunk relayed was OPEN */
+    bool progress;              /* the consumer took bytes since the last look */
+    uint64_t stall_ns;          /* after the program: give up then */
     start_tally tally;
     uint8_t io[256 << 10];
 };
@@ -70,6 +83,26 @@ static uint32_t le32(const uint8_t *p)
 static uint64_t le64(const uint8_t *p)
 {
     return (uint64_t)le32(p) | (uint64_t)le32(p + 4) << 32;
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static void put64(uint8_t *p, uint64_t v)
+{
+    put32(p, (uint32_t)v);
+    put32(p + 4, (uint32_t)(v >> 32));
+}
+
+/* Bytes an item puts on the wire, as far as known. */
+static uint64_t wire_len(const item *it)
+{
+    if (it->buf)
+        return it->len;
+    return it->len + (it->finished ? sizeof it->end : 0);
 }
 
 /* The sampler's in-memory file; an unlinked file in $TMPDIR where memfd
@@ -133,6 +166,7 @@ int start_stream_open(start_stream **out, int out_fd, const char *name,
     s->out = fd;
     s->name = name;
     s->limit = limit;
+    s->stall_ns = 10000000000ull;
     start_tally_init(&s->tally);
     *out = s;
     return 0;
@@ -186,7 +220,7 @@ static void queue(start_stream *s, item *it)
     else
         s->head = it;
     s->tail = it;
-    s->backlog += it->len;
+    s->backlog += wire_len(it);
 }
 
 /* The consumer lags by more than the limit: the oldest chunks that are
@@ -197,7 +231,7 @@ static void drop_oldest(start_stream *s)
         uint8_t *buf;
         size_t len;
         start_drop_stats ds;
-        if (it->buf || it->sent)
+        if (it->buf || it->sent || !it->finished)
             continue;
         if (start_drop_chunk(s->mfd, it->off, &buf, &len, &ds) < 0) {
             buf = NULL;     /* unreadable: dropped without replacement */
@@ -205,7 +239,7 @@ static void drop_oldest(start_stream *s)
             memset(&ds, 0, sizeof ds);
         }
         punch(s, it->off, it->len);
-        s->backlog -= it->len;
+        s->backlog -= wire_len(it);
         it->buf = buf;
         it->off = 0;
         it->len = len;
@@ -218,42 +252,91 @@ static void drop_oldest(start_stream *s)
     }
 }
 
-/* New FINISHED chunks (all chunks, the last one OPEN included, when the
- * program is gone: at_end) join the queue. */
+/* The header of the memfd's chunk at off into h, consistent: under the
+ * writer's seqlock, or once the writer is gone (at_end) as a reader
+ * would take it, its generation mended. 1, 0 (not yet), -1 (broken). */
+static int peek(start_stream *s, uint64_t off, bool at_end, uint8_t *h)
+{
+    ssize_t n = pread(s->mfd, h, REC_CHUNK_HEADER_SIZE, (off_t)off);
+    if (n < (ssize_t)REC_CHUNK_HEADER_SIZE)
+        return 0;
+    if (memcmp(h, REC_MAGIC, REC_MAGIC_LEN) != 0 ||
+        le32(h + REC_CH_HEADER_SIZE) != REC_CHUNK_HEADER_SIZE) {
+        fprintf(stderr, "%s: %s: no chunk at offset %" PRIu64 " of the "
+                "sampler's output: streaming stops\n", prog, s->name, off);
+        s->broken = true;
+        return -1;
+    }
+    uint32_t gen = le32(h + REC_CH_GENERATION);
+    bool ok = rec__crc32c(0, h, REC_CH_CRC) == le32(h + REC_CH_CRC);
+    if (!at_end && ((gen & 1) || !ok))
+        return 0;   /* an update in progress: looked at again later */
+    for (int d = -1; !ok && (gen & 1) && d <= 1; d += 2) {
+        put32(h + REC_CH_GENERATION, gen + (uint32_t)d);
+        ok = rec__crc32c(0, h, REC_CH_CRC) == le32(h + REC_CH_CRC);
+    }
+    return ok && le64(h + REC_CH_SIZE) >= REC_CHUNK_HEADER_SIZE;
+}
+
+/* The header a STREAMED chunk starts with: sent once, never rewritten. */
+static void mark_streamed(item *it, const uint8_t *h)
+{
+    uint8_t *m = it->hdr;
+    memcpy(m, h, REC_CHUNK_HEADER_SIZE);
+    put32(m + REC_CH_GENERATION, 0);
+    m[REC_CH_STATE] = REC_STATE_OPEN;
+    m[REC_CH_FLAGS] |= REC_CHUNK_STREAMED;
+    put64(m + REC_CH_SIZE, REC_CHUNK_HEADER_SIZE);
+    put32(m + REC_CH_CRC, rec__crc32c(0, m, REC_CH_CRC));
+}
+
+/* The END block: the chunk's final header, as the file would hold it. */
+static void build_end(item *it, const uint8_t *h)
+{
+    uint8_t *b = it->end;
+    memset(b, 0, REC_BLOCK_HEADER_SIZE);
+    b[REC_BH_KIND] = REC_BLOCK_END;
+    put32(b + REC_BH_STORED, REC_CHUNK_HEADER_SIZE);
+    put32(b + REC_BH_RAW, REC_CHUNK_HEADER_SIZE);
+    memcpy(b + REC_BLOCK_HEADER_SIZE, h, REC_CHUNK_HEADER_SIZE);
+    uint32_t crc = rec__crc32c(0, b, REC_BH_CRC);
+    put32(b + REC_BH_CRC, rec__crc32c(crc, h, REC_CHUNK_HEADER_SIZE));
+}
+
+/* What the sampler committed since the last look: the open chunk's new
+ * blocks and its end, then new chunks. at_end: the program is gone. */
 static void scan(start_stream *s, bool at_end)
 {
     uint8_t h[REC_CHUNK_HEADER_SIZE];
 
     while (!s->broken) {
-        ssize_t n = pread(s->mfd, h, sizeof h, (off_t)s->scan_off);
-        if (n < (ssize_t)sizeof h)
-            return;
-        if (memcmp(h, REC_MAGIC, REC_MAGIC_LEN) != 0) {
-            fprintf(stderr, "%s: %s: no chunk at offset %" PRIu64 " of the "
-                    "sampler's output: streaming stops\n", prog, s->name,
-                    s->scan_off);
-            s->broken = true;
-            return;
-        }
-        uint32_t gen = le32(h + REC_CH_GENERATION);
-        /* An update in progress (odd, or torn): looked at again later,
-         * or, once the writer is gone, taken as the reader would. */
-        if (!at_end && ((gen & 1) ||
-                        rec__crc32c(0, h, REC_CH_CRC) != le32(h + REC_CH_CRC)))
+        item *it = s->tail && !s->tail->buf && !s->tail->finished
+                   ? s->tail : NULL;
+        uint64_t off = it ? it->off : s->scan_off;
+        if (peek(s, off, at_end, h) <= 0)
             return;
         uint64_t size = le64(h + REC_CH_SIZE);
-        bool finished = h[REC_CH_STATE] == REC_STATE_FINISHED;
-        if (size < REC_CHUNK_HEADER_SIZE || (!finished && !at_end))
+        if (!it) {
+            if (!(it = calloc(1, sizeof *it)))
+                return;
+            it->off = off;
+            it->len = REC_CHUNK_HEADER_SIZE;
+            mark_streamed(it, h);
+            queue(s, it);
+        }
+        if (size > it->len) {
+            s->backlog += size - it->len;
+            it->len = size;
+        }
+        if (h[REC_CH_STATE] != REC_STATE_FINISHED) {
+            if (at_end)
+                it->dead = true;    /* the writer died in it: no END */
             return;
-        item *it = calloc(1, sizeof *it);
-        if (!it)
-            return;
-        it->off = s->scan_off;
-        it->len = size;
-        queue(s, it);
-        s->scan_off += size;
-        if (!finished)
-            return;         /* the writer died in it: nothing follows */
+        }
+        build_end(it, h);
+        it->finished = true;
+        s->backlog += sizeof it->end;
+        s->scan_off = off + size;
     }
 }
 
@@ -271,7 +354,7 @@ static void finish_item(start_stream *s, item *it, bool sent)
     s->head = it->next;
     if (!s->head)
         s->tail = NULL;
-    s->backlog -= it->len - it->sent;
+    s->backlog -= wire_len(it) - it->sent;
     if (!it->buf) {
         if (sent)
             tally_chunk(s, s->mfd, it->off);
@@ -279,7 +362,7 @@ static void finish_item(start_stream *s, item *it, bool sent)
     }
     if (sent) {
         s->relayed_chunks++;
-        s->relayed_bytes += it->len;
+        s->relayed_bytes += wire_len(it);
     } else {
         s->discarded_chunks++;
     }
@@ -287,32 +370,51 @@ static void finish_item(start_stream *s, item *it, bool sent)
     free(it);
 }
 
-/* Write what the pipe takes now; 1 if it is full, 0 when all is out. */
+/* Write what the pipe takes now; 1 if it is full, 0 when all that can go
+ * is out. */
 static int send_some(start_stream *s)
 {
     while (s->head) {
         item *it = s->head;
+        bool whole = it->buf || it->finished || it->dead;
         if (s->gone || s->out < 0) {
+            if (!whole)
+                return 0;   /* punched once the sampler finishes it */
             finish_item(s, it, false);
             continue;
         }
-        if (it->sent == it->len) {
+        uint64_t total = wire_len(it);
+        if (it->sent == total) {
+            if (!whole)
+                return 0;   /* the rest is not written yet */
             finish_item(s, it, true);
             continue;
         }
         const uint8_t *p;
-        size_t n = it->len - it->sent < sizeof s->io
-                   ? (size_t)(it->len - it->sent) : sizeof s->io;
+        size_t n = total - it->sent < sizeof s->io
+                   ? (size_t)(total - it->sent) : sizeof s->io;
         if (it->buf) {
             p = it->buf + it->sent;
-        } else {
+        } else if (it->sent < REC_CHUNK_HEADER_SIZE) {
+            p = it->hdr + it->sent;
+            n = REC_CHUNK_HEADER_SIZE - (size_t)it->sent;
+        } else if (it->sent < it->len) {
+            if (n > it->len - it->sent)
+                n = (size_t)(it->len - it->sent);
             ssize_t k = pread(s->mfd, s->io, n, (off_t)(it->off + it->sent));
             if (k <= 0) {
+                it->dead = true;
+                it->finished = false;
+                s->backlog -= it->len - it->sent;
+                it->len = it->sent;
                 finish_item(s, it, false);
                 continue;
             }
             n = (size_t)k;
             p = s->io;
+        } else {
+            p = it->end + (it->sent - it->len);
+            n = (size_t)(total - it->sent);
         }
         ssize_t w = write(s->out, p, n);
         if (w < 0) {
@@ -325,6 +427,7 @@ static int send_some(start_stream *s)
         }
         it->sent += (uint64_t)w;
         s->backlog -= (uint64_t)w;
+        s->progress = true;
     }
     return 0;
 }
@@ -344,15 +447,40 @@ void start_stream_work(start_stream *s)
     send_some(s);
 }
 
+void start_stream_set_timeout(start_stream *s, uint64_t ns)
+{
+    s->stall_ns = ns;
+}
+
+/* The program is gone: nothing is slowed by waiting for the consumer any
+ * more, but a consumer that takes nothing for the stall time (it stopped
+ * reading without closing) does not keep rec-start, and the shell that
+ * waits for its status, from ending. */
 void start_stream_finish(start_stream *s)
 {
+    uint64_t idle_ms = 0, limit_ms = s->stall_ns / 1000000u;
+
     scan(s, true);
-    /* The program is gone: nothing is slowed by waiting for the consumer
-     * any more. */
-    while (send_some(s) == 1) {
-        struct pollfd p = { s->out, POLLOUT, 0 };
-        if (poll(&p, 1, -1) < 0 && errno != EINTR)
+    for (;;) {
+        s->progress = false;
+        if (send_some(s) != 1)
             break;
+        if (s->progress)
+            idle_ms = 0;
+        struct pollfd p = { s->out, POLLOUT, 0 };
+        int k = poll(&p, 1, 100);
+        if (k < 0 && errno != EINTR)
+            break;
+        if (k == 0 && (idle_ms += 100) >= limit_ms) {
+            fprintf(stderr, "%s: %s: the consumer took nothing for %.1f s "
+                    "after the program ended: %" PRIu64 " bytes not "
+                    "delivered; rec-start stops waiting "
+                    "(--stream-timeout)\n", prog, s->name,
+                    (double)idle_ms / 1000, s->backlog);
+            s->gone = true;
+            send_some(s);   /* counts what is discarded */
+            break;
+        }
     }
     if (s->out >= 0)
         close(s->out);

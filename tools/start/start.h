@@ -97,6 +97,9 @@ int  start_stream_memfd(const start_stream *s);
 /* What to poll for (fd -1: nothing), and the work to do after a poll. */
 void start_stream_pollfd(const start_stream *s, struct pollfd *p);
 void start_stream_work(start_stream *s);
+/* After the program: give up on a consumer that takes nothing for ns
+ * (default 10 s). */
+void start_stream_set_timeout(start_stream *s, uint64_t ns);
 /* The program is gone: relay the rest (waiting for the consumer), close. */
 void start_stream_finish(start_stream *s);
 void start_stream_summary(start_stream *s, bool signaled, const char *why);
