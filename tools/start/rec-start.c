@@ -59,6 +59,9 @@ struct opts {
     uint64_t stream_timeout;    /* --stream-timeout, ns (0: default) */
     const char *chunk_age;      /* --chunk-age */
     bool follow, force, quiet, no_cmdline, no_python;
+    uint64_t max_size;          /* --max-size, bytes (0: none) */
+    uint64_t max_age;           /* --max-age, ns (0: none) */
+    bool dir;                   /* either: -o names a directory */
     bool stream;                /* -o - or a FIFO */
     bool stream_stdout;         /* ... that is our standard output */
     char run_id[33];            /* REC_RUN_ID of this run */
@@ -75,6 +78,10 @@ static void usage(FILE *f)
 "                           (-: stream it to standard output; to a FIFO:\n"
 "                           stream it there; see --stream-backlog)\n"
 "  -f, --force              replace FILE if it exists\n"
+"      --max-size S         keep the newest chunks within S bytes (64M):\n"
+"                           FILE is then a directory of chunk files\n"
+"      --max-age T          keep the chunks of the last T (10m, 24h); the\n"
+"                           same\n"
 "  -t, --throttle T         a per-thread CPU period (10ms, 500us) or a rate\n"
 "                           over the machine (500/s); default 10ms\n"
 "  -d, --stack-depth N      frames per sample, 1..1024 (default 64)\n"
@@ -123,7 +130,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 {
     enum { OPT_CHUNK = 256, OPT_FLUSH, OPT_SIGNAL, OPT_NO_CMDLINE, OPT_WALKER,
            OPT_ENGINE, OPT_BACKLOG, OPT_NO_PYTHON, OPT_CHUNK_AGE,
-           OPT_STREAM_TIMEOUT };
+           OPT_STREAM_TIMEOUT, OPT_MAX_SIZE, OPT_MAX_AGE };
     static const struct option longopts[] = {
         { "output", required_argument, NULL, 'o' },
         { "force", no_argument, NULL, 'f' },
@@ -141,6 +148,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
         { "stream-backlog", required_argument, NULL, OPT_BACKLOG },
         { "stream-timeout", required_argument, NULL, OPT_STREAM_TIMEOUT },
         { "chunk-age", required_argument, NULL, OPT_CHUNK_AGE },
+        { "max-size", required_argument, NULL, OPT_MAX_SIZE },
+        { "max-age", required_argument, NULL, OPT_MAX_AGE },
         { "help", no_argument, NULL, 'h' },
         { "version", no_argument, NULL, 'V' },
         { NULL, 0, NULL, 0 }
@@ -240,6 +249,20 @@ static int parse_args(int argc, char **argv, struct opts *o)
                                   "100ms)", optarg);
             o->chunk_age = optarg;
             break;
+        case OPT_MAX_SIZE:
+            if (recs__parse_size(optarg, &v) < 0 || v < (64u << 10))
+                return fail_usage("invalid maximum size '%s' (e.g. 64M, at "
+                                  "least 64k)", optarg);
+            o->max_size = v;
+            o->dir = true;
+            break;
+        case OPT_MAX_AGE:
+            if (recs__parse_duration(optarg, &v) < 0 || v < 1000000000u)
+                return fail_usage("invalid maximum age '%s' (e.g. 24h, at "
+                                  "least 1s)", optarg);
+            o->max_age = v;
+            o->dir = true;
+            break;
         case 'c': o->follow = true; break;
         case OPT_NO_CMDLINE: o->no_cmdline = true; break;
         case OPT_NO_PYTHON: o->no_python = true; break;
@@ -253,6 +276,12 @@ static int parse_args(int argc, char **argv, struct opts *o)
     }
     if (optind >= argc)
         return fail_usage("no program to run");
+    if (o->dir && !o->output)
+        return fail_usage("--max-size and --max-age need -o DIR: the "
+                          "directory that holds the chunk files");
+    if (o->dir && o->follow)
+        return fail_usage("--follow-children records each process into its "
+                          "own file: it cannot keep a directory of chunks");
     return 0;
 }
 
@@ -387,7 +416,8 @@ static int read_status(int fd, char *buf, size_t *len, size_t size,
  * come (a descendant may hold the pipe open: the program's exit ends the
  * wait, SIGCHLD wakes the poll). */
 static int wait_program(pid_t pid, int sfd, int *status, struct rusage *ru,
-                        char *why, size_t wsize, start_stream *stream)
+                        char *why, size_t wsize, start_stream *stream,
+                        start_dir *dir)
 {
     char buf[1024];
     size_t len = 0;
@@ -395,7 +425,7 @@ static int wait_program(pid_t pid, int sfd, int *status, struct rusage *ru,
 
     /* read_status() reads until the pipe is empty: it must not wait for
      * the next line while chunks are to be relayed. */
-    if (stream && sfd >= 0)
+    if ((stream || dir) && sfd >= 0)
         fcntl(sfd, F_SETFL, O_NONBLOCK);
     for (;;) {
         struct pollfd p[3] = { { sfd, POLLIN, 0 }, { chld_pipe[0], POLLIN, 0 },
@@ -412,10 +442,12 @@ static int wait_program(pid_t pid, int sfd, int *status, struct rusage *ru,
          * that. */
         if (stream)
             start_stream_pollfd(stream, &p[2]);
-        if (poll(p, 3, stream ? 10 : -1) < 0 && errno != EINTR)
+        if (poll(p, 3, stream || dir ? 10 : -1) < 0 && errno != EINTR)
             return -1;
         if (stream)
             start_stream_work(stream);
+        if (dir)
+            start_dir_work(dir);
         if (sfd >= 0 && (p[0].revents & (POLLIN | POLLHUP | POLLERR)) &&
             read_status(sfd, buf, &len, sizeof buf, why, wsize) < 0) {
             close(sfd);
@@ -485,15 +517,29 @@ static int child_env(const struct opts *o, const char *output, const char *lib)
     else
         unsetenv(REC_ENV_FLUSH_INTERVAL);
     rc |= setenv(REC_ENV_STACK_WALKER, o->walker ? o->walker : "cfi", 1);
-    /* A stream's metadata and pools go out once per chunk: a minute's. */
-    if (o->chunk_age)
+    /* A stream's metadata and pools go out once per chunk: a minute's.
+     * Retention deletes whole chunks: by age, a quarter of the age each. */
+    if (o->chunk_age) {
         rc |= setenv(REC_ENV_MAX_CHUNK_AGE, o->chunk_age, 1);
-    else if (o->stream)
+    } else if (o->dir && o->max_age && o->max_age / 4 < 60000000000ull) {
+        char age[32];
+        snprintf(age, sizeof age, "%" PRIu64 "ns", o->max_age / 4 < 100000000u
+                 ? 100000000u : o->max_age / 4);
+        rc |= setenv(REC_ENV_MAX_CHUNK_AGE, age, 1);
+    } else if (o->stream || o->dir) {
         rc |= setenv(REC_ENV_MAX_CHUNK_AGE, "1m", 1);
-    else
+    } else {
         unsetenv(REC_ENV_MAX_CHUNK_AGE);
+    }
     if (o->max_chunk) {
         rc |= setenv(REC_ENV_MAX_CHUNK_SIZE, o->max_chunk, 1);
+    } else if (o->dir && o->max_size) {
+        /* Retention deletes whole chunks: an eighth of the size each. */
+        char sz[32];
+        uint64_t c = o->max_size / 8;
+        snprintf(sz, sizeof sz, "%" PRIu64, c < (64u << 10) ? 64u << 10
+                                            : c > (64u << 20) ? 64u << 20 : c);
+        rc |= setenv(REC_ENV_MAX_CHUNK_SIZE, sz, 1);
     } else if (o->stream) {
         /* A lagging consumer costs whole chunks not yet begun: a quarter
          * of the backlog each, so that the one being sent, which cannot
@@ -630,7 +676,8 @@ struct run {
     int go, err, st;                 /* our ends of the three pipes */
     char *path, *output;
     start_stream *stream;
-    int stream_fd;
+    start_dir *dir;
+    int stream_fd;              /* the sampler's in-memory file, or -1 */
 };
 
 /* Fork the program: it waits on the go pipe for its output path
@@ -703,7 +750,7 @@ static int hand_output(const struct opts *o, struct run *r)
     char msg[PATH_MAX + 256];
     int rc = 0;
 
-    if (r->stream) {
+    if (r->stream || r->dir) {
         /* What an exec'd image reopens to append (the sampler checks it
          * is the same file). */
         if (asprintf(&r->output, "/proc/%ld/fd/%d", (long)getpid(),
@@ -723,7 +770,7 @@ static int hand_output(const struct opts *o, struct run *r)
     } else if (strlen(r->output) > PATH_MAX) {
         snprintf(msg, sizeof msg, "output path too long");
         rc = START_ERROR;
-    } else if (!r->stream) {
+    } else if (!r->stream && !r->dir) {
         rc = start_check_output(r->output, o->force, msg, sizeof msg);
     }
     if (rc == 0) {
@@ -770,7 +817,8 @@ static int finish(const struct opts *o, struct run *r)
         return fail[0] == CHILD_CREATE ? 1 : e == ENOENT ? 127 : 126;
     }
 
-    if (wait_program(r->pid, r->st, &status, &ru, why, sizeof why, r->stream) < 0) {
+    if (wait_program(r->pid, r->st, &status, &ru, why, sizeof why, r->stream,
+                     r->dir) < 0) {
         fprintf(stderr, "%s: waitpid: %s\n", prog, strerror(errno));
         return 1;
     }
@@ -783,9 +831,15 @@ static int finish(const struct opts *o, struct run *r)
             start_stream_summary(r->stream, WIFSIGNALED(status), why);
         start_stream_free(r->stream);
         r->stream = NULL;
+    } else if (r->dir) {
+        bool sealed = start_dir_finish(r->dir, r->pid, &ru) > 0;
+        if (!o->quiet)
+            start_dir_summary(r->dir, WIFSIGNALED(status), sealed, why);
+        start_dir_free(r->dir);
+        r->dir = NULL;
     } else {
         /* What the program could not finish (a raw exit_group, a kill). */
-        bool sealed = start_seal(r->output, r->pid, &ru) > 0;
+        bool sealed = start_seal(r->output, r->pid, &ru, NULL) > 0;
         if (!o->quiet) {
             start_total tot = { 0 };
             start_summarize(r->output, WIFSIGNALED(status), sealed, why, &tot);
@@ -815,6 +869,21 @@ int main(int argc, char **argv)
                                  &r.stream, &o.stream_stdout)) != 0)
         return rc;
     o.stream = r.stream != NULL;
+    if (o.dir && o.stream) {
+        fprintf(stderr, "%s: --max-size and --max-age keep a directory of "
+                "chunk files: they cannot stream to %s\nTry 'rec-start "
+                "--help'.\n", prog, o.output);
+        start_stream_free(r.stream);
+        return 2;
+    }
+    if (o.dir) {
+        if (start_dir_open(&r.dir, o.output, o.force, o.max_size, o.max_age,
+                           msg, sizeof msg) < 0) {
+            fprintf(stderr, "%s: %s\n", prog, msg);
+            return 1;
+        }
+        r.stream_fd = start_dir_memfd(r.dir);
+    }
     if (r.stream) {
         r.stream_fd = start_stream_memfd(r.stream);
         if (o.stream_timeout)

@@ -29,14 +29,7 @@
 
 static const char *prog = "rec-start";
 
-/* What the file accounts for. */
-struct accounted {
-    uint64_t cpu_ns;         /* sampled periods and lost time */
-    uint64_t sampler_ns;     /* the sampler threads' own, where known */
-    uint64_t period_ns;      /* the last recording's sampling period */
-};
-
-static void account(const char *path, struct accounted *a)
+void start_account(const char *path, start_accounted *a)
 {
     enum { K_OTHER, K_SAMPLE, K_LOST, K_USAGE, K_SETTINGS };
     static const cli_kind kinds[] = {
@@ -52,7 +45,6 @@ static void account(const char *path, struct accounted *a)
     const rec_event *ev;
     rec_reader *r;
 
-    memset(a, 0, sizeof *a);
     if (rec_reader_open(&r, path, 0) < 0)
         return;
     memset(slots, 0, sizeof slots);
@@ -89,9 +81,10 @@ static uint64_t tv_ns(struct timeval tv)
     return (uint64_t)tv.tv_sec * 1000000000u + (uint64_t)tv.tv_usec * 1000u;
 }
 
-int start_seal(const char *path, pid_t pid, const struct rusage *ru)
+int start_seal(const char *path, pid_t pid, const struct rusage *ru,
+               const start_accounted *prior)
 {
-    struct accounted a;
+    start_accounted a = { 0 };
     rec_seal_info info;
     rec_writer *w;
     rec_stream *st = NULL;
@@ -118,7 +111,9 @@ int start_seal(const char *path, pid_t pid, const struct rusage *ru)
     /* Read only now that there is something to seal (a finished
      * recording is not read here at all): the committed events are the
      * same, the sealing chunk holds none yet. */
-    account(path, &a);
+    if (prior)
+        a = *prior;
+    start_account(path, &a);
     total = tv_ns(ru->ru_utime) + tv_ns(ru->ru_stime);
     missing = total > a.cpu_ns + a.sampler_ns ? total - a.cpu_ns - a.sampler_ns
                                               : 0;

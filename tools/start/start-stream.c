@@ -107,7 +107,7 @@ static uint64_t wire_len(const item *it)
 
 /* The sampler's in-memory file; an unlinked file in $TMPDIR where memfd
  * is unavailable (said: it is then on a file system). */
-static int backing_file(char *msg, size_t msize)
+int start_backing_file(char *msg, size_t msize)
 {
     int fd = memfd_create("rec-stream", MFD_CLOEXEC);
     if (fd >= 0)
@@ -138,7 +138,7 @@ int start_stream_open(start_stream **out, int out_fd, const char *name,
         snprintf(msg, msize, "out of memory");
         return -1;
     }
-    if ((s->mfd = backing_file(msg, msize)) < 0) {
+    if ((s->mfd = start_backing_file(msg, msize)) < 0) {
         free(s);
         return -1;
     }
@@ -184,33 +184,35 @@ static void punch(start_stream *s, uint64_t off, uint64_t len)
                   (off_t)off, (off_t)len);
 }
 
-/* Count a chunk of fd at off into the summary (events of that chunk
- * only: the reader would go on into the next one). */
-static void tally_chunk(start_stream *s, int fd, uint64_t off)
+/* Count the chunk of fd at off into t (its events only: the reader would
+ * go on into the next one). Returns whether the chunk is finished. */
+bool start_tally_chunk(start_tally *t, int fd, uint64_t off)
 {
     char p[64];
     rec_reader *r;
     const rec_event *ev;
     rec_chunk_info ci;
+    bool finished = true;
     int rfd;
 
     snprintf(p, sizeof p, "/proc/self/fd/%d", fd);
     if ((rfd = open(p, O_RDONLY | O_CLOEXEC)) < 0)
-        return;
+        return true;
     if (lseek(rfd, (off_t)off, SEEK_SET) < 0) {
         close(rfd);
-        return;
+        return true;
     }
     if (rec_reader_open_fd(&r, rfd, "stream", 0) < 0)
-        return;
+        return true;
     while (rec_reader_next(r, &ev) > 0) {
         if (rec_reader_chunk(r, &ci) < 0 || ci.offset != off)
             break;
-        start_tally_event(&s->tally, ev);
+        start_tally_event(t, ev);
     }
     if (rec_reader_chunk(r, &ci) == 0 && ci.offset == off && !ci.finished)
-        s->unfinished = true;
+        finished = false;
     rec_reader_close(r);
+    return finished;
 }
 
 static void queue(start_stream *s, item *it)
@@ -252,21 +254,18 @@ static void drop_oldest(start_stream *s)
     }
 }
 
-/* The header of the memfd's chunk at off into h, consistent: under the
- * writer's seqlock, or once the writer is gone (at_end) as a reader
- * would take it, its generation mended. 1, 0 (not yet), -1 (broken). */
-static int peek(start_stream *s, uint64_t off, bool at_end, uint8_t *h)
+/* The header of the chunk at off of the sampler's file into h,
+ * consistent: under the writer's seqlock, or once the writer is gone
+ * (at_end) as a reader would take it, its generation mended. 1, 0 (not
+ * there yet), -1 (no chunk header there: the file is not ours to read). */
+int start_peek_header(int mfd, uint64_t off, bool at_end, uint8_t *h)
 {
-    ssize_t n = pread(s->mfd, h, REC_CHUNK_HEADER_SIZE, (off_t)off);
+    ssize_t n = pread(mfd, h, REC_CHUNK_HEADER_SIZE, (off_t)off);
     if (n < (ssize_t)REC_CHUNK_HEADER_SIZE)
         return 0;
     if (memcmp(h, REC_MAGIC, REC_MAGIC_LEN) != 0 ||
-        le32(h + REC_CH_HEADER_SIZE) != REC_CHUNK_HEADER_SIZE) {
-        fprintf(stderr, "%s: %s: no chunk at offset %" PRIu64 " of the "
-                "sampler's output: streaming stops\n", prog, s->name, off);
-        s->broken = true;
+        le32(h + REC_CH_HEADER_SIZE) != REC_CHUNK_HEADER_SIZE)
         return -1;
-    }
     uint32_t gen = le32(h + REC_CH_GENERATION);
     bool ok = rec__crc32c(0, h, REC_CH_CRC) == le32(h + REC_CH_CRC);
     if (!at_end && ((gen & 1) || !ok))
@@ -313,7 +312,13 @@ static void scan(start_stream *s, bool at_end)
         item *it = s->tail && !s->tail->buf && !s->tail->finished
                    ? s->tail : NULL;
         uint64_t off = it ? it->off : s->scan_off;
-        if (peek(s, off, at_end, h) <= 0)
+        int k = start_peek_header(s->mfd, off, at_end, h);
+        if (k < 0) {
+            fprintf(stderr, "%s: %s: no chunk at offset %" PRIu64 " of the "
+                    "sampler's output: streaming stops\n", prog, s->name, off);
+            s->broken = true;
+        }
+        if (k <= 0)
             return;
         uint64_t size = le64(h + REC_CH_SIZE);
         if (!it) {
@@ -356,8 +361,8 @@ static void finish_item(start_stream *s, item *it, bool sent)
         s->tail = NULL;
     s->backlog -= wire_len(it) - it->sent;
     if (!it->buf) {
-        if (sent)
-            tally_chunk(s, s->mfd, it->off);
+        if (sent && !start_tally_chunk(&s->tally, s->mfd, it->off))
+            s->unfinished = true;
         punch(s, it->off, it->len);
     }
     if (sent) {

@@ -41,10 +41,19 @@ char *start_absolute(const char *path);
 int start_check_perf(char *msg, size_t msize);
 
 /* start-seal.c: after the program (pid) ended, seal its recording at
- * path if it is unfinished, with the usage wait4() gave. 1 sealed, 0
- * nothing to seal, < 0 failed (said on stderr). */
+ * path if it is unfinished, with the usage wait4() gave; prior: what the
+ * recording accounts for outside path (earlier chunk files), or NULL.
+ * 1 sealed, 0 nothing to seal, < 0 failed (said on stderr). */
 struct rusage;
-int start_seal(const char *path, pid_t pid, const struct rusage *ru);
+typedef struct start_accounted {
+    uint64_t cpu_ns;         /* sampled periods and lost time */
+    uint64_t sampler_ns;     /* the sampler threads' own, where known */
+    uint64_t period_ns;      /* the last recording's sampling period */
+} start_accounted;
+int start_seal(const char *path, pid_t pid, const struct rusage *ru,
+               const start_accounted *prior);
+/* Add what path accounts for to *a. */
+void start_account(const char *path, start_accounted *a);
 
 /* start-summary.c: the closing line of a recording (sealed: by
  * start_seal(); why: the sampler's reason for stopping early, or ""),
@@ -104,6 +113,31 @@ void start_stream_set_timeout(start_stream *s, uint64_t ns);
 void start_stream_finish(start_stream *s);
 void start_stream_summary(start_stream *s, bool signaled, const char *why);
 void start_stream_free(start_stream *s);
+
+/* start-dir.c: rec-start --max-size / --max-age -o DIR (see there). */
+typedef struct start_dir start_dir;
+/* DIR created 0700 (or an existing directory without chunk files; with
+ * force, its chunk files are removed); -1 with msg. */
+int  start_dir_open(start_dir **out, const char *path, bool force,
+                    uint64_t max_size, uint64_t max_age_ns, char *msg,
+                    size_t msize);
+int  start_dir_memfd(const start_dir *d);
+/* After a poll: mirror what the sampler committed, apply retention. */
+void start_dir_work(start_dir *d);
+/* The program (pid) is gone: the rest, sealed if it could not finish it
+ * (1 sealed). */
+int  start_dir_finish(start_dir *d, pid_t pid, const struct rusage *ru);
+void start_dir_summary(start_dir *d, bool signaled, bool sealed,
+                       const char *why);
+void start_dir_free(start_dir *d);
+
+/* Shared by the relays from the sampler's in-memory file (start-stream.c,
+ * start-dir.c): that file (a memfd, or an unlinked file in $TMPDIR, said),
+ * -1 with msg; a chunk header read consistently (1; 0 not yet; -1 none);
+ * a chunk's events counted into a summary (whether it is finished). */
+int  start_backing_file(char *msg, size_t msize);
+int  start_peek_header(int mfd, uint64_t off, bool at_end, uint8_t *h);
+bool start_tally_chunk(start_tally *t, int fd, uint64_t off);
 
 /* start-drop.c: the replacement of a dropped chunk (at off in mfd), in
  * *out (malloc'ed); what it turned into losses. */
