@@ -46,10 +46,13 @@ void cli_warn(const char *prog, const char *fmt, ...)
     va_end(ap);
 }
 
+/* The message names path, or a file of the directory recording path. */
 static bool starts_with_path(const char *msg, const char *path)
 {
     size_t n = strlen(path);
-    return strncmp(msg, path, n) == 0 && msg[n] == ':';
+    if (strncmp(msg, path, n) != 0)
+        return false;
+    return msg[n] == ':' || msg[n] == '/' || (n && path[n - 1] == '/');
 }
 
 void cli_reader_error(const char *prog, const char *path,
@@ -698,9 +701,10 @@ bool cli_chunk_changed(const rec_reader *r, uint64_t *last,
         info = &tmp;
     if (rec_reader_chunk(r, info) < 0)
         return false;
-    if (info->offset == *last)
+    uint64_t key = cli_chunk_key(info);
+    if (key == *last)
         return false;
-    *last = info->offset;
+    *last = key;
     return true;
 }
 

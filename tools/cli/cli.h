@@ -309,6 +309,12 @@ bool cli_field_bool(const rec_value *vals, long f);
  * cleared then. *last starts at UINT64_MAX for each file. */
 bool cli_chunk_changed(const rec_reader *r, uint64_t *last,
                        rec_chunk_info *info);
+/* What tells chunks apart: the offset alone does not, as the chunks of a
+ * directory recording's files all start at offset 0 of theirs. */
+static inline uint64_t cli_chunk_key(const rec_chunk_info *info)
+{
+    return (uint64_t)info->index << 40 ^ info->offset;
+}
 
 /* The text of an event's String field (inline or a String-pool entry)
  * named field, copied NUL-terminated into buf (truncated); false if the

@@ -517,8 +517,8 @@ static int summarize(const char *path, bool json)
     }
     while ((rc = rec_reader_next(r, &ev)) > 0) {
         /* cli_chunk_changed(), inlined: this loop is the tool's cost */
-        if (rec_reader_chunk(r, &info) == 0 && info.offset != last) {
-            last = info.offset;
+        if (rec_reader_chunk(r, &info) == 0 && cli_chunk_key(&info) != last) {
+            last = cli_chunk_key(&info);
             new_chunk(&s, r, &info);
         }
         s.events++;
