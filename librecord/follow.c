@@ -240,6 +240,12 @@ static int try_open(rec_follow *f)
             return 0;
         return fail(f, REC_EIO, "%s: %s", f->path, strerror(errno));
     }
+    /* Its files come and go (rotation, retention): following one name
+     * would stop at the first rotation, silently. */
+    if (S_ISDIR(st.st_mode))
+        return fail(f, REC_EINVAL, "%s: a directory recording cannot be "
+                    "followed: read it without following, or follow its "
+                    "newest file", f->path);
     int rc = rec_reader_open(&f->r, f->path, 0);
     if (rc < 0) {
         if (rc == REC_EIO && errno == ENOENT)

@@ -75,6 +75,8 @@
 #define REC_MAX_METADATA_RAW   (1u << 20)
 /* A chunk read from a pipe is held whole in memory (spool.c). */
 #define REC_MAX_STREAM_CHUNK   (1u << 30)
+/* Files of a directory recording (dir.c): the list is held in memory. */
+#define REC_MAX_DIR_FILES      100000u
 /* REC_MAX_STRING and REC_MAX_ARRAY are public: <rec/record.h>. */
 #define REC_MAX_FIELDS         256u
 #define REC_MAX_TYPES          1024u

@@ -117,6 +117,7 @@ typedef struct hdr {
     uint32_t header_size, index, pid;
     uint8_t state, flags;
     uint64_t size, start_wall, start_ticks, duration, tps;
+    uint8_t raw[REC_CHUNK_HEADER_SIZE];     /* the bytes these came from */
 } hdr;
 
 /* A writer that died inside an update leaves the generation odd: the
@@ -141,6 +142,7 @@ bool rec__header_crc_ok(const uint8_t *b)
 /* The fields of a checked header; 1, or an error naming off. */
 static int parse_header(rec_reader *r, const uint8_t *b, uint64_t off, hdr *h)
 {
+    memcpy(h->raw, b, sizeof h->raw);
     h->major = le16(b + REC_CH_MAJOR);
     h->minor = le16(b + REC_CH_MINOR);
     h->header_size = le32(b + REC_CH_HEADER_SIZE);
@@ -267,6 +269,7 @@ static void set_chunk(rec_reader *r, const hdr *h)
     r->tps = h->tps;
     r->writer_pid = h->pid;
     r->streamed = (h->flags & REC_CHUNK_STREAMED) != 0;
+    memcpy(r->hdr_raw, h->raw, sizeof r->hdr_raw);
     set_info(r);
     r->ev.start_wall_ns = h->start_wall;
     r->ev.start_ticks = h->start_ticks;
@@ -274,18 +277,43 @@ static void set_chunk(rec_reader *r, const hdr *h)
     r->ev.ns_per_tick = 1000000000u % h->tps == 0 ? 1000000000u / h->tps : 0;
 }
 
-/* Returns 1 at a new chunk, 0 at the end of the file, or an error. */
+/* Returns 1 at a new chunk, 0 at the end of the recording, or an error. */
 static int open_chunk(rec_reader *r)
 {
     hdr h;
-    int rc = rec__spool_next(r);
-    if (rc < 0)
-        return rc;
-    rc = read_header(r, r->chunk_off, &h);
-    if (rc <= 0) {
-        if (rc == 0 && r->chunk_no == 0)
+    for (;;) {
+        int rc = r->fd >= 0 ? rec__spool_next(r) : 0;
+        if (rc < 0)
+            return rc;
+        rc = r->fd >= 0 ? read_header(r, r->chunk_off, &h) : 0;
+        if (rc > 0)
+            break;
+        if (rc < 0)
+            return rc;
+        if (r->dir_fd < 0) {
+            if (r->chunk_no == 0)
+                return rec__rtruncated(r, 0, "empty file");
+            return 0;
+        }
+        /* A directory's file ends: its next file. Only the newest file may
+         * be empty (created, its first chunk not written yet). */
+        if (r->fd >= 0 && r->chunk_off == 0 && rec__dir_more(r))
+            return rec__rfail(r, REC_ETRUNCATED, 0, "empty file (not the newest "
+                              "of the directory recording)");
+        if ((rc = rec__dir_next(r)) < 0)
+            return rc;
+        if (rc > 0)
+            continue;
+        if (r->fd < 0) {
+            snprintf(r->msg, sizeof r->msg, "%s: no .rec file in the directory "
+                     "(not a directory recording?)", r->path);
+            r->st = ST_ERROR;
+            r->resumable = false;
+            return r->err = REC_ENOTFOUND;
+        }
+        if (r->chunk_no == 0)
             return rec__rtruncated(r, 0, "empty file");
-        return rc;
+        return 0;
     }
     rec__drop_pools(r);
     /* What a chunk restates for readers that start at it, a reader that
@@ -293,6 +321,7 @@ static int open_chunk(rec_reader *r)
     r->continues = r->have_chunk && !r->prev_last && h.index > 0 &&
                    h.index == r->index + 1 && h.pid == r->writer_pid;
     r->index = h.index;
+    r->walked = false;
     r->have_chunk = true;
     r->have_meta = false;
     set_chunk(r, &h);
@@ -384,6 +413,55 @@ static int stream_extend(rec_reader *r)
     return 1;
 }
 
+/* The data ends between chunks: the recording ends there, closed or not. */
+static void at_eof(rec_reader *r)
+{
+    r->st = ST_END_EOF;
+    if (!r->prev_last)
+        set_warning(r, "%s: recording not closed: the file ends after chunk %" PRIu32
+                    " without a last chunk", r->path, r->chunk_no - 1);
+}
+
+/* At the end of the current chunk's data: on to the next chunk (ST_CHUNK),
+ * or stop at an unfinished chunk (ST_END_OPEN), or an error. */
+static int leave_chunk(rec_reader *r)
+{
+    rec__check_dangling(r);
+    r->in_events = false;
+    if (r->state == REC_STATE_FINISHED) {
+        r->prev_last = r->cflags & REC_CHUNK_LAST;
+        r->chunk_off = r->chunk_end;
+        r->chunk_no++;
+        set_info(r);
+        r->st = ST_CHUNK;
+        return 0;
+    }
+    if (r->flags & REC_READ_STRICT) {
+        rec__rtruncated(r, r->chunk_end, "chunk unfinished (still being written "
+                        "or the writer died)");
+        return REC_ETRUNCATED;
+    }
+    set_warning(r, "%s: chunk %" PRIu32 ": unfinished, read up to last flush at offset %"
+                PRIu64 "%s", r->path, r->chunk_no, r->chunk_end,
+                rec__dir_more(r) ? "; the recording goes on in the next file" : "");
+    if (rec__dir_more(r)) {
+        /* A writer that died and was followed by another one: the files
+         * after it hold the rest of the recording. */
+        uint32_t no = r->chunk_no;
+        int rc = rec__dir_next(r);
+        if (rc < 0)
+            return rc;
+        if (rc > 0) {
+            r->prev_last = false;
+            r->chunk_no = no + 1;
+            r->st = ST_CHUNK;
+            return 0;
+        }
+    }
+    r->st = ST_END_OPEN;
+    return 0;
+}
+
 /* Advance over chunk ends and non-event blocks until events are ready.
  * Returns 1 when r->dec has events, 0 at the end, or an error. */
 int rec__advance(rec_reader *r, bool stop_at_metadata)
@@ -401,10 +479,7 @@ int rec__advance(rec_reader *r, bool stop_at_metadata)
             if (rc < 0)
                 return rc;
             if (rc == 0) {
-                r->st = ST_END_EOF;
-                if (!r->prev_last)
-                    set_warning(r, "%s: recording not closed: the file ends after chunk %" PRIu32
-                         " without a last chunk", r->path, r->chunk_no - 1);
+                at_eof(r);
                 return 0;
             }
             r->st = ST_BLOCKS;
@@ -419,24 +494,11 @@ int rec__advance(rec_reader *r, bool stop_at_metadata)
                 break;
             }
             if (r->pos >= r->chunk_end) {
-                rec__check_dangling(r);
-                if (r->state == REC_STATE_FINISHED) {
-                    r->prev_last = r->cflags & REC_CHUNK_LAST;
-                    r->chunk_off = r->chunk_end;
-                    r->chunk_no++;
-                    set_info(r);
-                    r->st = ST_CHUNK;
-                    break;
-                }
-                if (r->flags & REC_READ_STRICT) {
-                    rec__rtruncated(r, r->chunk_end, "chunk unfinished (still being written "
-                              "or the writer died)");
-                    return REC_ETRUNCATED;
-                }
-                set_warning(r, "%s: chunk %" PRIu32 ": unfinished, read up to last flush at offset %"
-                     PRIu64, r->path, r->chunk_no, r->chunk_end);
-                r->st = ST_END_OPEN;
-                return 0;
+                if ((rc = leave_chunk(r)) < 0)
+                    return rc;
+                if (r->st == ST_END_OPEN)
+                    return 0;
+                break;
             }
             if ((rc = rec__read_block(r)) < 0)
                 return rc;
@@ -494,6 +556,20 @@ static int reader_new(rec_reader **out, int fd, const char *name,
     }
     r->fd = fd;
     r->src_fd = -1;
+    r->dir_fd = -1;
+    struct stat st;
+    if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+        r->fd = -1;
+        if ((rc = rec__dir_init(r, fd)) == REC_ENOMEM) {
+            rec_reader_close(r);
+            return rc;
+        }
+        r->flags = flags;
+        if (rc == 0)
+            rec__advance(r, true);  /* as below */
+        *out = r;
+        return 0;
+    }
     if (rec__is_stream(fd) && (rc = rec__spool_init(r, fd)) < 0) {
         int e = errno;
         close(fd);
@@ -567,6 +643,7 @@ void rec_reader_close(rec_reader *r)
         close(r->fd);
     if (r->src_fd >= 0)
         close(r->src_fd);
+    rec__dir_free(r);
     free(r->io);
     free(r->raw);
     free(r->vals);
@@ -605,6 +682,8 @@ int rec_reader_poll(rec_reader *r)
             return 0;           /* nothing new yet */
         st = r->resume_st;
     }
+    if (r->fd < 0)
+        return 0;       /* a directory whose files all went */
     if (st == ST_END_EOF || st == ST_CHUNK) {
         /* a chunk header appears where the last chunk ended */
         uint8_t b;
@@ -648,6 +727,47 @@ int rec_reader_poll(rec_reader *r)
         return 1;
     }
     return 0;
+}
+
+/* A streamed chunk's size and final header are known at its END block:
+ * its blocks are walked (not read) up to there. */
+static int walk_streamed(rec_reader *r)
+{
+    int rc = 0;
+    if (r->pos < r->chunk_end)
+        r->pos = r->chunk_end;
+    while (r->streamed && (rc = stream_extend(r)) > 0)
+        r->pos = r->chunk_end;
+    return rc < 0 ? rc : 0;
+}
+
+int rec_reader_next_chunk(rec_reader *r)
+{
+    int rc;
+    if (!r)
+        return REC_EINVAL;
+    if (r->st == ST_BLOCKS) {
+        if (!r->walked) {
+            r->walked = true;
+            return (rc = walk_streamed(r)) < 0 ? rc : 1;
+        }
+        r->pos = r->chunk_end;      /* its blocks are not read */
+        if ((rc = leave_chunk(r)) < 0)
+            return rc;
+    }
+    if (r->st == ST_CHUNK) {
+        rc = open_chunk(r);
+        if (rc < 0)
+            return rc;
+        if (rc == 0) {
+            at_eof(r);
+            return 0;
+        }
+        r->st = ST_BLOCKS;
+        r->walked = true;
+        return (rc = walk_streamed(r)) < 0 ? rc : 1;
+    }
+    return r->st == ST_ERROR ? r->err : 0;
 }
 
 int rec_reader_chunk(const rec_reader *r, rec_chunk_info *info)

@@ -2,6 +2,8 @@
 librecord_librecord_la_SOURCES += \
 	librecord/reader.c \
 	librecord/spool.c \
+	librecord/dir.c \
+	librecord/copy.c \
 	librecord/follow.c \
 	librecord/block.c \
 	librecord/fields.h \

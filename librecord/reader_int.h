@@ -173,10 +173,17 @@ enum rstate {
 };
 
 struct rec_reader {
-    int fd;
+    int fd;                 /* the file read; -1 before a directory's first */
     int src_fd;             /* a stream fed through fd (spool.c), else -1 */
     uint64_t spooled_end;   /* bytes of the stream copied into fd so far */
-    char *path;
+    char *path;             /* the file read (a directory's: DIR/NAME) */
+
+    /* A directory recording (dir.c): its *.rec files in name order, read
+     * one after the other as one recording. dir_fd -1: one file. */
+    int dir_fd;
+    char *dir_path;         /* its name, as given */
+    char **files;
+    size_t nfiles, next_file;   /* next_file: the next one to open */
     unsigned flags;
     enum rstate st;
     int err;
@@ -207,6 +214,8 @@ struct rec_reader {
     uint64_t skip_before;   /* EVENTS blocks starting before this offset are
                              * checked but not decoded (rec__reader_seek) */
     bool have_meta;
+    bool walked;            /* rec_reader_next_chunk() returned this chunk */
+    uint8_t hdr_raw[80];    /* the chunk header as read under the seqlock */
 
     /* current block */
     uint8_t *io, *raw;
@@ -270,6 +279,18 @@ int rec__rtruncated(rec_reader *r, uint64_t off, const char *fmt, ...);
 int rec__io_error(rec_reader *r, uint64_t off);
 ssize_t rec__pread_full(int fd, void *buf, size_t n, uint64_t off);
 void rec__drop_pools(rec_reader *r);
+
+/* dir.c: a directory recording. rec__dir_init() lists the *.rec files of
+ * the directory dfd (owned from now on) in name order: 0, REC_ENOMEM, or
+ * another code with the reader stopped on a message. rec__dir_next()
+ * closes the current file and opens the next one that still exists (the
+ * oldest may be removed while we read): 1 with r->fd, r->path and
+ * r->chunk_off set, 0 if none is left, or an error. rec__dir_more(): a
+ * file after the current one is left. */
+int  rec__dir_init(rec_reader *r, int dfd);
+int  rec__dir_next(rec_reader *r);
+bool rec__dir_more(const rec_reader *r);
+void rec__dir_free(rec_reader *r);
 
 /* block.c: read, check and take apart the block at r->pos. */
 int rec__read_block(rec_reader *r);

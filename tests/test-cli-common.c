@@ -83,6 +83,28 @@ int main(void)
     tim("2026-11-21T19:20Z", -1, false, 0);
     tim("+", -1, false, 0);
     tim("yesterday", -1, false, 0);
+    /* Durations back from the end of the data. */
+    {
+        static const struct { const char *s; uint64_t ns; } be[] = {
+            { "5m", 300000000000ull }, { "-90s", 90000000000ull },
+            { "1h", 3600000000000ull }, { "-1.5s", 1500000000 },
+            { "-0", 0 },
+        };
+        for (size_t i = 0; i < sizeof be / sizeof be[0]; i++) {
+            cli_time t = { 0 };
+            int got = cli_parse_time(be[i].s, &t);
+            tap_ok(got == 0 && t.before_end && !t.relative && t.ns == be[i].ns,
+                   "time '%s' = %llu ns before the end (got %d, %d, %llu)",
+                   be[i].s, (unsigned long long)be[i].ns, got, t.before_end,
+                   (unsigned long long)t.ns);
+        }
+        tim("-", -1, false, 0);
+        tim("-5", -1, false, 0);
+        tim("5x", -1, false, 0);
+        cli_time t = { 0 };
+        tap_ok(cli_parse_time("0", &t) == 0 && !t.before_end && t.ns == 0,
+               "time '0' is the epoch, not a duration");
+    }
 
     cli_time t = { true, 500 };
     tap_ok(cli_time_resolve(&t, 1000) == 1500, "relative time resolves");

@@ -23,12 +23,12 @@ TESTS += tests/test-cli-common \
 	tests/test-export.sh \
 	tests/test-flame.sh \
 	tests/test-dump-schema.sh \
-	tests/test-dump-follow.sh \
+	tests/test-dump-follow.sh tests/test-dump-dir.sh \
 	tests/test-inputs.sh tests/test-tools-mistakes.sh
 dist_check_SCRIPTS += tests/test-dump-golden.sh tests/test-dump-contract.sh \
 	tests/test-dump-errors.sh tests/test-dump-corpus.sh tests/test-dump-hostile.sh \
 	tests/test-summary.sh tests/test-export.sh tests/test-flame.sh \
-	tests/test-dump-schema.sh tests/test-dump-follow.sh \
+	tests/test-dump-schema.sh tests/test-dump-follow.sh tests/test-dump-dir.sh \
 	tests/test-inputs.sh tests/test-tools-mistakes.sh
 EXTRA_DIST += tests/tools-tap.sh
 $(tests_mkgolden_OBJECTS) $(tests_test_cli_common_OBJECTS): librecord/rec/events.h

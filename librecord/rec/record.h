@@ -221,7 +221,15 @@ typedef struct rec_field_info {
 /* Opening fails only if the file cannot be opened (REC_EIO, errno kept) or
  * memory runs out. The first chunk's header and schema are read at once
  * (so rec_reader_type*() work before the first event); what is wrong with
- * the file is reported, with a message, by the first rec_reader_next(). */
+ * the file is reported, with a message, by the first rec_reader_next().
+ *
+ * path may name a directory recording: a directory of chunk files whose
+ * names sort (strcmp) in recording order. Its regular files named *.rec
+ * (not hidden) are listed at the open, at most 100000 of them, and read
+ * in name order as one recording: chunk indexes go on from file to file,
+ * messages name the file the trouble is in, "not closed" is judged at the
+ * end of the last file. A listed file removed before its turn (a writer's
+ * retention) is skipped; rec_reader_poll() sees only the listed files. */
 int  rec_reader_open(rec_reader **out, const char *path, unsigned flags);
 void rec_reader_close(rec_reader *r);
 
@@ -272,6 +280,28 @@ typedef struct rec_chunk_info {
     uint64_t ticks_per_second;
 } rec_chunk_info;
 int rec_reader_chunk(const rec_reader *r, rec_chunk_info *info);
+
+/* Walk the chunk headers only: 1 with the next chunk current (the first
+ * call: the reader's current chunk, the first one of a new reader), 0 at
+ * the end, or a negative code as rec_reader_next(). The chunk's blocks are
+ * not read: a following rec_reader_next() reads its events from its start.
+ * The end of an unfinished chunk warns as rec_reader_next() does. */
+int rec_reader_next_chunk(rec_reader *r);
+
+/* Copy the whole chunks from the reader's current one on whose time span
+ * [start_ns, start_ns + duration_ns] meets [since_ns, until_ns), byte for
+ * byte, to out(ctx, data, len), in buffers of a fixed size. The result is
+ * one closed recording: a chunk still OPEN is copied up to its last flush
+ * and marked FINISHED, the last chunk copied gets the LAST flag (other
+ * headers are copied as they are). Blocks are not checked: damage inside
+ * a chunk is copied as it is. *nchunks (may be NULL) gets the number of
+ * chunks copied. Returns 0; what out() returned if negative (the copy
+ * stops); REC_EINVAL for a stream (a pipe cannot be read back); or a
+ * reader error, with rec_reader_message(), after the chunks before it
+ * were copied. */
+int rec_reader_copy(rec_reader *r, uint64_t since_ns, uint64_t until_ns,
+                    int (*out)(void *ctx, const void *data, size_t len),
+                    void *ctx, uint64_t *nchunks);
 
 /* Event access. Types and field indexes stay valid while the chunk's
  * metadata is unchanged: compare type pointers to cache lookups. An
@@ -341,7 +371,8 @@ typedef struct rec_follow_options {
 void rec_follow_options_init(rec_follow_options *opt);
 
 /* Follow the recording at path, which may not exist yet. REC_EINVAL for a
- * malformed position; other problems come from rec_follow_next(). */
+ * malformed position; other problems come from rec_follow_next(), among
+ * them a directory recording (REC_EINVAL: one cannot be followed). */
 int  rec_follow_open(rec_follow **out, const char *path,
                      const rec_follow_options *opt);
 void rec_follow_close(rec_follow *f);

@@ -55,11 +55,32 @@ int cli_inputs_dedup(const char *prog, char **argv, int first, int argc)
     return k;
 }
 
+/* The directory path's file is (or would be) in. */
+static int parent_of(const char *path, struct stat *st)
+{
+    const char *slash = strrchr(path, '/');
+    char *dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path))
+                      : strdup(".");
+    int rc = dir ? stat(dir, st) : -1;
+    free(dir);
+    return rc;
+}
+
 int cli_output_not_input(const char *prog, const char *opt, const char *path,
                          char *const *in, int n)
 {
     struct stat out, s;
     bool to_stdout = !path || strcmp(path, "-") == 0;
+    /* A file written into a directory recording may be listed as one of
+     * its chunk files, and read while being written. */
+    if (!to_stdout && parent_of(path, &out) == 0)
+        for (int i = 0; i < n; i++)
+            if (stat(in[i], &s) == 0 && S_ISDIR(s.st_mode) &&
+                same_file(&out, &s)) {
+                cli_error(prog, "%s %s: is inside the directory recording %s: "
+                          "refusing to write into it", opt, path, in[i]);
+                return -1;
+            }
     if (to_stdout ? fstat(STDOUT_FILENO, &out) < 0 : stat(path, &out) < 0)
         return 0;       /* not there yet: it cannot be an input */
     if (!S_ISREG(out.st_mode))

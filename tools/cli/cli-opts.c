@@ -56,9 +56,55 @@ int cli_opt_time(const char *prog, const char *opt, const char *arg,
 {
     if (cli_parse_time(arg, t) < 0) {
         cli_error(prog, "%s: not a time: '%s' (ns since the epoch, "
-                  "RFC 3339 or +DURATION)", opt, arg);
+                  "RFC 3339, +DURATION after the start or -DURATION before "
+                  "the end)", opt, arg);
         return -1;
     }
     *have = true;
+    return 0;
+}
+
+/* The end of an input's data: its latest chunk end, 0 if none is read. */
+static uint64_t data_end(const char *path)
+{
+    rec_reader *r;
+    rec_chunk_info c;
+    uint64_t end = 0;
+    if (rec_reader_open(&r, path, 0) < 0)
+        return 0;
+    while (rec_reader_next_chunk(r) > 0 && rec_reader_chunk(r, &c) == 0) {
+        uint64_t e = c.start_ns + c.duration_ns;
+        if (e >= c.start_ns && e > end)
+            end = e;
+    }
+    rec_reader_close(r);
+    return end;
+}
+
+int cli_times_from_end(const char *prog, char *const *in, int n,
+                       cli_time *a, cli_time *b)
+{
+    uint64_t end = 0;
+    if (!(a && a->before_end) && !(b && b->before_end))
+        return 0;
+    for (int i = 0; i < n; i++) {
+        if (cli_is_stream(in[i])) {
+            cli_error(prog, "%s: a time before the end of the recording needs "
+                      "its end before reading it, and a pipe can be read only "
+                      "once: give a file or an absolute time", in[i]);
+            return -1;
+        }
+        uint64_t e = data_end(in[i]);
+        if (e > end)
+            end = e;
+    }
+    cli_time *t[2] = { a, b };
+    for (int i = 0; i < 2; i++) {
+        if (!t[i] || !t[i]->before_end)
+            continue;
+        t[i]->ns = end > t[i]->ns ? end - t[i]->ns : 0;
+        t[i]->before_end = false;
+        t[i]->relative = false;
+    }
     return 0;
 }

@@ -46,10 +46,13 @@ void cli_warn(const char *prog, const char *fmt, ...)
     va_end(ap);
 }
 
+/* The message names path, or a file of the directory recording path. */
 static bool starts_with_path(const char *msg, const char *path)
 {
     size_t n = strlen(path);
-    return strncmp(msg, path, n) == 0 && msg[n] == ':';
+    if (strncmp(msg, path, n) != 0)
+        return false;
+    return msg[n] == ':' || msg[n] == '/' || (n && path[n - 1] == '/');
 }
 
 void cli_reader_error(const char *prog, const char *path,
@@ -277,18 +280,28 @@ int cli_parse_time(const char *s, cli_time *out)
 {
     if (!s || !*s)
         return -1;
+    out->before_end = false;
     if (*s == '+') {
         out->relative = true;
         return cli_parse_duration(s + 1, &out->ns);
     }
     out->relative = false;
-    if (cli_parse_uint(s, &out->ns) == 0)
+    if (*s == '-') {
+        out->before_end = true;
+        return cli_parse_duration(s + 1, &out->ns);
+    }
+    /* A bare number is a time (ns since the epoch); a number with a unit
+     * is a duration back from the end. */
+    if (cli_parse_uint(s, &out->ns) == 0 || parse_rfc3339(s, &out->ns) == 0)
         return 0;
-    return parse_rfc3339(s, &out->ns);
+    out->before_end = true;
+    return cli_parse_duration(s, &out->ns);
 }
 
 uint64_t cli_time_resolve(const cli_time *t, uint64_t recording_start_ns)
 {
+    if (t->before_end)
+        return 0;
     if (!t->relative)
         return t->ns;
     if (recording_start_ns > UINT64_MAX - t->ns)
@@ -698,9 +711,10 @@ bool cli_chunk_changed(const rec_reader *r, uint64_t *last,
         info = &tmp;
     if (rec_reader_chunk(r, info) < 0)
         return false;
-    if (info->offset == *last)
+    uint64_t key = cli_chunk_key(info);
+    if (key == *last)
         return false;
-    *last = info->offset;
+    *last = key;
     return true;
 }
 

@@ -70,14 +70,26 @@ int cli_parse_uint(const char *s, uint64_t *out);
 /* A point in time for --since/--until:
  *   "1795288800000000000"        ns since the epoch
  *   "2026-11-21T19:20:00Z"       RFC 3339 (fraction and +hh:mm offset allowed)
- *   "+1.5s"                      a duration after the recording's start */
+ *   "+1.5s"                      a duration after the recording's start
+ *   "5m", "-5m"                  a duration before the end of its data */
 typedef struct cli_time {
     bool relative;      /* ns is an offset from the recording's start */
     uint64_t ns;
+    bool before_end;    /* ns is an offset back from the end of the data,
+                         * until cli_times_from_end() made it absolute */
 } cli_time;
 int cli_parse_time(const char *s, cli_time *out);
-/* The absolute time in ns since the epoch (saturating). */
+/* The absolute time in ns since the epoch (saturating). A time before the
+ * end must have gone through cli_times_from_end() (else: 0). */
 uint64_t cli_time_resolve(const cli_time *t, uint64_t recording_start_ns);
+/* Make the times given before the end (a, b: NULL when not given)
+ * absolute: the end is the latest end of a chunk (its start plus its
+ * duration: its last flush) of the n inputs, read from their chunk headers
+ * alone. An input that is a pipe cannot be read twice: -1, usage error
+ * printed. Unreadable inputs are left to the reading that follows, which
+ * says what is wrong with them. */
+int cli_times_from_end(const char *prog, char *const *in, int n,
+                       cli_time *a, cli_time *b);
 
 /* Formatting: "2026-11-21T19:20:00.123456789Z" (trailing zero groups of the
  * fraction are dropped: ".123Z", or none). buf needs 40 bytes. */
@@ -250,7 +262,8 @@ long cli_strtab_intern(cli_strtab *t, const char *s, size_t len);
  * with a warning; compacts argv in place and returns the new argc. */
 int cli_inputs_dedup(const char *prog, char **argv, int first, int argc);
 /* -1 (message printed) if the output path - standard output when path is
- * NULL or "-" - is one of the n inputs; opt names the option. */
+ * NULL or "-" - is one of the n inputs, or a file in an input that is a
+ * directory recording; opt names the option. */
 int cli_output_not_input(const char *prog, const char *opt, const char *path,
                          char *const *in, int n);
 /* Warn when the inputs' ProcessInfo runId differ: recordings of different
@@ -309,6 +322,12 @@ bool cli_field_bool(const rec_value *vals, long f);
  * cleared then. *last starts at UINT64_MAX for each file. */
 bool cli_chunk_changed(const rec_reader *r, uint64_t *last,
                        rec_chunk_info *info);
+/* What tells chunks apart: the offset alone does not, as the chunks of a
+ * directory recording's files all start at offset 0 of theirs. */
+static inline uint64_t cli_chunk_key(const rec_chunk_info *info)
+{
+    return (uint64_t)info->index << 40 ^ info->offset;
+}
 
 /* The text of an event's String field (inline or a String-pool entry)
  * named field, copied NUL-terminated into buf (truncated); false if the

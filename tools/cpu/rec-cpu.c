@@ -50,8 +50,9 @@ static void usage(FILE *f)
 "  --threads LIST      only these threads (tids or name globs, comma-separated)\n"
 "  --since TIME        only events at or after TIME\n"
 "  --until TIME        only events before TIME\n"
-"                      TIME: ns since the epoch, RFC 3339, or +DURATION\n"
-"                      after the recording's start (+1.5s, +200ms)\n"
+"                      TIME: ns since the epoch, RFC 3339, +DURATION\n"
+"                      after the recording's start (+1.5s, +200ms), or\n"
+"                      [-]DURATION before the end of its data (5m, -90s)\n"
 "  -o, --output FILE   write the report to FILE instead of standard output\n"
 "  -f, --follow        live per-thread view of one FILE being written,\n"
 "                      every --interval (default 1s); --json: one object\n"
@@ -243,6 +244,12 @@ int main(int argc, char **argv)
         return CLI_EXIT_USAGE;
     }
     cli_inputs_runs(prog, argv + optind, argc - optind);
+    if (cli_times_from_end(prog, argv + optind, argc - optind,
+                           o.cpu.have_since ? &o.cpu.since : NULL,
+                           o.cpu.have_until ? &o.cpu.until : NULL) < 0) {
+        cli_threads_free(o.threads);
+        return CLI_EXIT_USAGE;
+    }
     if (o.follow) {
         FILE *f = o.output ? fopen(o.output, "w") : stdout;
         if (!f) {

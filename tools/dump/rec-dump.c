@@ -15,6 +15,7 @@
 #include "cli.h"
 #include "dump-render.h"
 #include "dump-follow.h"
+#include "dump-copy.h"
 #include "export.h"
 
 static const char prog[] = "rec-dump";
@@ -35,6 +36,7 @@ struct opts {
     bool follow;
     dump_follow_opts fo;
     enum xp_format export;      /* 0: JSON/NDJSON */
+    bool copy;                  /* --format rec: whole chunks (dump-copy.c) */
     enum xp_group group;
     bool weight_samples;
     const char *debug_dir;
@@ -73,7 +75,9 @@ static void usage(FILE *f)
 "  --metadata          print the schema embedded in each FILE\n"
 "  --format FMT        json, ndjson, or an export of the CPU profile:\n"
 "                      collapsed (flamegraph.pl), pprof (gzipped\n"
-"                      profile.proto), jfr (JDK Flight Recorder)\n"
+"                      profile.proto), jfr (JDK Flight Recorder); or rec:\n"
+"                      one recording of the whole chunks that meet the\n"
+"                      --since/--until window\n"
 "  --group G           collapsed: root frame per thread, process or none\n"
 "                      (default none)\n"
 "  --weight W          collapsed: cpu (ns, default) or samples\n"
@@ -84,8 +88,9 @@ static void usage(FILE *f)
 "                      by the build-ids the recording holds\n"
 "  --since TIME        only events at or after TIME\n"
 "  --until TIME        only events before TIME\n"
-"                      TIME: ns since the epoch, RFC 3339, or +DURATION\n"
-"                      after the recording's start (+1.5s, +200ms)\n"
+"                      TIME: ns since the epoch, RFC 3339, +DURATION\n"
+"                      after the recording's start (+1.5s, +200ms), or\n"
+"                      [-]DURATION before the end of its data (5m, -90s)\n"
 "  -o, --output FILE   write to FILE instead of standard output\n"
 "  -f, --follow        print events as they are written (NDJSON, one FILE,\n"
 "                      which may not exist yet); see rec-dump(1), FOLLOWING\n"
@@ -422,7 +427,10 @@ static int export_option(char c, const char *arg, struct opts *o)
 {
     if (c == 'f') {
         o->export = 0;
-        if (strcmp(arg, "json") == 0)
+        o->copy = false;
+        if (strcmp(arg, "rec") == 0)
+            o->copy = true;
+        else if (strcmp(arg, "json") == 0)
             return cli_opt_mode(prog, &o->mode, MODE_JSON, mode_names);
         else if (strcmp(arg, "ndjson") == 0)
             return cli_opt_mode(prog, &o->mode, MODE_NDJSON, mode_names);
@@ -550,9 +558,14 @@ static int parse_args(int argc, char **argv, struct opts *o)
             return -1;
         }
     }
-    if (o->export && o->mode) {
+    if ((o->export || o->copy) && o->mode) {
         cli_error(prog, "--format and %s exclude each other",
                   mode_names[o->mode]);
+        return -1;
+    }
+    if (o->copy && (o->events || o->threads || o->follow)) {
+        cli_error(prog, "--format rec copies whole chunks: --events, "
+                  "--threads and --follow do not apply");
         return -1;
     }
     if (cli_need_files(prog, optind, argc) < 0)
@@ -588,21 +601,38 @@ int main(int argc, char **argv)
         goto done;
     }
     cli_inputs_runs(prog, argv + optind, argc - optind);
+    if (cli_times_from_end(prog, argv + optind, argc - optind,
+                           o.have_since ? &o.since : NULL,
+                           o.have_until ? &o.until : NULL) < 0) {
+        status = CLI_EXIT_USAGE;
+        goto done;
+    }
     if (o.events && o.mode != MODE_METADATA &&
         check_event_names(&o, argv + optind, argc - optind) < 0) {
         status = CLI_EXIT_USAGE;
         goto done;
     }
     /* As rec-start -o - does: a terminal gets no binary. */
-    if ((o.export == XP_PPROF || o.export == XP_JFR) && !o.output &&
+    if ((o.export == XP_PPROF || o.export == XP_JFR || o.copy) && !o.output &&
         isatty(STDOUT_FILENO)) {
         cli_error(prog, "--format %s: standard output is a terminal: refusing "
-                  "to write a binary profile to it (use -o FILE, or a pipe)",
-                  o.export == XP_PPROF ? "pprof" : "jfr");
+                  "to write a binary %s to it (use -o FILE, or a pipe)",
+                  o.copy ? "rec" : o.export == XP_PPROF ? "pprof" : "jfr",
+                  o.copy ? "recording" : "profile");
         status = CLI_EXIT_USAGE;
         goto done;
     }
-    if (o.output && !(d.out = fopen(o.output, o.export ? "wb" : "w"))) {
+    if (o.copy) {
+        for (int i = optind; i < argc; i++)
+            if (cli_is_stream(argv[i])) {
+                cli_error(prog, "--format rec: %s: a pipe cannot be read "
+                          "back: give a file or a directory recording",
+                          argv[i]);
+                status = CLI_EXIT_USAGE;
+                goto done;
+            }
+    }
+    if (o.output && !(d.out = fopen(o.output, o.export || o.copy ? "wb" : "w"))) {
         cli_error(prog, "%s: %s", o.output, strerror(errno));
         status = CLI_EXIT_DATA;
         goto done;
@@ -610,6 +640,14 @@ int main(int argc, char **argv)
     if (o.debug_dir && !(dbg = cli_debug_new(o.debug_dir))) {
         cli_error(prog, "out of memory");
         status = CLI_EXIT_DATA;
+        goto done;
+    }
+    if (o.copy) {
+        dump_copy_opts co = { .have_since = o.have_since,
+                              .have_until = o.have_until, .since = o.since,
+                              .until = o.until,
+                              .output = o.output ? o.output : "stdout" };
+        status = dump_copy(prog, &co, argv + optind, argc - optind, d.out);
         goto done;
     }
     if (o.export) {

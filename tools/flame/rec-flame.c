@@ -44,6 +44,9 @@ static void usage(FILE *f)
 "                      DIR, found by the build-ids the recording holds\n"
 "  --since TIME        only events at or after TIME\n"
 "  --until TIME        only events before TIME\n"
+"                      TIME: ns since the epoch, RFC 3339, +DURATION\n"
+"                      after the recording's start (+1.5s, +200ms), or\n"
+"                      [-]DURATION before the end of its data (5m, -90s)\n"
 "  -o, --output FILE   write to FILE instead of standard output\n"
 "  -h, --help          show this help\n"
 "  -V, --version       show the version\n"
@@ -298,6 +301,12 @@ int main(int argc, char **argv)
     if (diff && argc - optind != 2) {
         cli_error(prog, "--diff takes exactly two recordings, BEFORE AFTER");
         cli_try_help(prog);
+        cli_threads_free(threads);
+        return CLI_EXIT_USAGE;
+    }
+    if (cli_times_from_end(prog, argv + optind, argc - optind,
+                           xo.have_since ? &xo.since : NULL,
+                           xo.have_until ? &xo.until : NULL) < 0) {
         cli_threads_free(threads);
         return CLI_EXIT_USAGE;
     }

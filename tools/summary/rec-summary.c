@@ -83,11 +83,16 @@ static char *xstrndup(const char *s, size_t n)
 static void usage(FILE *f)
 {
     fprintf(f,
-"Usage: rec-summary [--json] FILE...\n"
+"Usage: rec-summary [--json] [--since TIME] [--until TIME] FILE...\n"
 "Summarize rec recordings: chunks, time span, events per type (count and\n"
 "encoded bytes) and CPU-time sample statistics per thread.\n"
 "\n"
 "  --json          print one JSON object per FILE\n"
+"  --since TIME    only events at or after TIME\n"
+"  --until TIME    only events before TIME\n"
+"                  TIME: ns since the epoch, RFC 3339, +DURATION after\n"
+"                  the recording's start (+1.5s), or [-]DURATION before\n"
+"                  the end of its data (5m, -90s)\n"
 "  -h, --help      show this help\n"
 "  -V, --version   show the version\n"
 "\n"
@@ -502,13 +507,20 @@ static void summary_free(struct summary *s)
     cli_map_free(&s->entry_map);
 }
 
-static int summarize(const char *path, bool json)
+/* --since/--until: the events counted, and the span they clip. */
+struct window {
+    bool have_since, have_until;
+    cli_time since, until;
+};
+
+static int summarize(const char *path, bool json, const struct window *w)
 {
     struct summary s = { .path = path, .losses = cli_losses_new() };
     rec_reader *r;
     const rec_event *ev;
     rec_chunk_info info;
-    uint64_t last = UINT64_MAX;
+    uint64_t last = UINT64_MAX, since = 0, until = UINT64_MAX;
+    bool windowed = w->have_since || w->have_until, first = true;
     int rc = cli_reader_open(path, 0, &r);
     if (rc < 0) {
         cli_reader_error(prog, path, NULL, rc);
@@ -517,9 +529,22 @@ static int summarize(const char *path, bool json)
     }
     while ((rc = rec_reader_next(r, &ev)) > 0) {
         /* cli_chunk_changed(), inlined: this loop is the tool's cost */
-        if (rec_reader_chunk(r, &info) == 0 && info.offset != last) {
-            last = info.offset;
+        if (rec_reader_chunk(r, &info) == 0 && cli_chunk_key(&info) != last) {
+            last = cli_chunk_key(&info);
             new_chunk(&s, r, &info);
+            if (first && windowed) {
+                /* +DURATION counts from the recording's first chunk */
+                first = false;
+                if (w->have_since)
+                    since = cli_time_resolve(&w->since, info.start_ns);
+                if (w->have_until)
+                    until = cli_time_resolve(&w->until, info.start_ns);
+            }
+        }
+        if (windowed) {
+            uint64_t ns = rec_event_time_ns(ev);
+            if (ns < since || ns >= until)
+                continue;
         }
         s.events++;
         account(&s, ev);
@@ -541,6 +566,15 @@ static int summarize(const char *path, bool json)
             end_of_chunk(&s, &info);   /* its duration may have grown */
     }
     chunk_events_end(&s);
+    if (windowed && s.have_start) {
+        /* The span shown is the window's part of the recording. */
+        if (s.start_ns < since)
+            s.start_ns = since;
+        if (s.end_ns > until)
+            s.end_ns = until;
+        if (s.end_ns < s.start_ns)
+            s.end_ns = s.start_ns;
+    }
     if (rec_reader_chunk(r, &info) == 0) {
         s.complete = s.chunks && rc == 0 && info.last;
     }
@@ -571,19 +605,33 @@ static int summarize(const char *path, bool json)
 
 int main(int argc, char **argv)
 {
+    enum { O_SINCE = 256, O_UNTIL };
     static const struct option lopts[] = {
         { "json", no_argument, NULL, 'j' },
+        { "since", required_argument, NULL, O_SINCE },
+        { "until", required_argument, NULL, O_UNTIL },
         { "help", no_argument, NULL, 'h' },
         { "version", no_argument, NULL, 'V' },
         { NULL, 0, NULL, 0 },
     };
     bool json = false;
+    struct window w = { 0 };
     int c, status = CLI_EXIT_OK;
     /* getopt names argv[0]: not the build tree's .libs/lt-rec-summary. */
     argv[0] = (char *)prog;
     while ((c = getopt_long(argc, argv, "hV", lopts, NULL)) != -1) {
         switch (c) {
         case 'j': json = true; break;
+        case O_SINCE:
+            if (cli_opt_time(prog, "--since", optarg, &w.since,
+                             &w.have_since) < 0)
+                return CLI_EXIT_USAGE;
+            break;
+        case O_UNTIL:
+            if (cli_opt_time(prog, "--until", optarg, &w.until,
+                             &w.have_until) < 0)
+                return CLI_EXIT_USAGE;
+            break;
         case 'h': usage(stdout); return CLI_EXIT_OK;
         case 'V': cli_version_exit(prog);
         default:
@@ -598,11 +646,15 @@ int main(int argc, char **argv)
                              argc - optind) < 0)
         return CLI_EXIT_USAGE;
     cli_inputs_runs(prog, argv + optind, argc - optind);
+    if (cli_times_from_end(prog, argv + optind, argc - optind,
+                           w.have_since ? &w.since : NULL,
+                           w.have_until ? &w.until : NULL) < 0)
+        return CLI_EXIT_USAGE;
     setvbuf(stdout, NULL, _IOFBF, 1 << 16);
     for (int i = optind; i < argc; i++) {
         if (i > optind && !json)
             fputc('\n', stdout);
-        if (summarize(argv[i], json) != 0)
+        if (summarize(argv[i], json, &w) != 0)
             status = CLI_EXIT_DATA;
     }
     return status;
