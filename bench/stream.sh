@@ -5,8 +5,9 @@
 # time with and without a follower and at 1 s / 100 ms / 50 ms flush
 # intervals; a follower surviving SIGKILL of the program at random
 # moments (STREAM_KILLS rounds, default 100); and rec-start -o - into a
-# pipe: latency, and what a chunk per flush costs in bytes against the same
-# program recorded into a file (its metadata and pools repeated).
+# pipe: latency, and what the stream costs in bytes against the same
+# program recorded into a file (streamed chunks: header and END blocks, a
+# chunk per --chunk-age).
 # Medians over BENCH_RUNS (>= 5) runs. Short runs: a few seconds each.
 # Arguments: the parts to run (synthetic sampler cost kills; default all).
 # shellcheck source=bench/lib.sh
@@ -111,13 +112,13 @@ pipe() {        # pipe FLUSH
             "$BUDGET" -s 0.5 >/dev/null 2>&1
         "$SB" pipe <p.rec >f.txt
         cat p.txt >>pipe.txt
-        # The same program into one chunk of a file: what the pipe's chunk
-        # per flush adds, per chunk and per second of the run.
+        # The same program into a file: what the stream adds, per extra
+        # chunk (if any) and per second of the run.
         paste -d' ' p.txt f.txt t.txt | awk '{
             pb = $12; pc = $10; fb = $26; fc = $24; wall = $NF
             print int((pb - fb) / (pc - fc > 0 ? pc - fc : 1)), int((pb - fb) / wall) }' >>ovh.txt
     done
-    printf "rec-start -o - | reader, flush %5s: sample latency median %s ms, p99 %s ms; %s chunks, %s bytes per run; per-flush chunk overhead %s bytes per chunk, %s bytes/s\n" \
+    printf "rec-start -o - | reader, flush %5s: sample latency median %s ms, p99 %s ms; %s chunks, %s bytes per run; stream overhead against the file %s bytes per extra chunk, %s bytes/s\n" \
         "$1" "$(field median_ms <pipe.txt | median)" "$(field p99_ms <pipe.txt | median)" \
         "$(field chunks <pipe.txt | median)" "$(field bytes <pipe.txt | median)" \
         "$(awk '{ print $1 }' ovh.txt | median)" "$(awk '{ print $2 }' ovh.txt | median)"
