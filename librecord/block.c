@@ -316,6 +316,7 @@ int rec_reader_next(rec_reader *r, const rec_event **ev)
                     return rc;
                 long rf = r->ev.type->restated_field;
                 if (__builtin_expect(rf >= 0, 0) && r->continues &&
+                    !(r->flags & REC_READ_RESTATED) &&
                     r->vals[rf].kind == REC_BOOL && r->vals[rf].v.b)
                     continue;
                 *ev = &r->ev;

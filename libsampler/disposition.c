@@ -13,7 +13,10 @@
  * which unblocks the sampling signal as it begins; the wrapper makes the
  * program's view of its mask block it meanwhile (sigmask.c), as the
  * kernel would have, and sigaction() reports the action as the program
- * set it. Every entry is async-signal-safe and re-entrant, as POSIX
+ * set it. A handler of a signal rec-start forwards (TERM, HUP, USR1,
+ * USR2) is installed behind copy_handler, which drops rec-start's copy of
+ * a signal the process got itself: sent to the whole process group, it
+ * reaches the program once, as without rec. Every entry is async-signal-safe and re-entrant, as POSIX
  * makes sigaction(): a program's handler may call one while its thread is
  * inside another (no mutex, no allocation; see wlock).
  */
@@ -69,22 +72,47 @@ __thread const void *recs__wrap_uc __attribute__((tls_model("initial-exec")));
  * code, not of this wrapper; it is taken at the unblock below and walked
  * from uc. Unblocked before the program's handler runs, whose CPU time is
  * its own. */
+static bool forwardable(int sig)
+{
+    return sig == SIGTERM || sig == SIGHUP || sig == SIGUSR1 || sig == SIGUSR2;
+}
+
+static void call_program(const wrapped *w, int sig, siginfo_t *si, void *uc)
+{
+    if (w->siginfo)
+        w->fn(sig, si, uc);
+    else
+        ((void (*)(int))(void (*)(void))w->fn)(sig);
+}
+
+/* Signal-safe. */
+static void copy_handler(int sig, siginfo_t *si, void *uc)
+{
+    const wrapped *w = &wslot[sig][atomic_load(&wcur[sig])];
+
+    if (!recs__forwarded_copy(sig, si))
+        call_program(w, sig, si, uc);
+}
+
+/* Signal-safe. */
 static void wrap_handler(int sig, siginfo_t *si, void *uc)
 {
     const wrapped *w = &wslot[sig][atomic_load(&wcur[sig])];
-    const void *outer = recs__wrap_uc;
-    int view = recs__sigmask_hold();
+    const void *outer;
+    int view;
     sigset_t ours;
+
+    if (forwardable(sig) && recs__forwarded_copy(sig, si))
+        return;
+    outer = recs__wrap_uc;
+    view = recs__sigmask_hold();
 
     recs__wrap_uc = uc;
     sigemptyset(&ours);
     sigaddset(&ours, recs__g.signo);
     recs__real_sigmask(SIG_UNBLOCK, &ours, NULL);
     recs__wrap_uc = outer;
-    if (w->siginfo)
-        w->fn(sig, si, uc);
-    else
-        ((void (*)(int))(void (*)(void))w->fn)(sig);
+    call_program(w, sig, si, uc);
     recs__sigmask_release(view);
 }
 
@@ -109,7 +137,8 @@ static int prog_sigaction(int sig, const struct sigaction *act,
     if (sig <= 0 || sig >= NSIG)
         return recs__real_sigaction(sig, act, oldact);
     wlock_take(&mask);
-    if (needs_wrap(sig, act)) {
+    bool wrap = needs_wrap(sig, act);
+    if (wrap || (act && forwardable(sig) && recs__is_handler(act))) {
         int next = !atomic_load(&wcur[sig]);
 
         wslot[sig][next].siginfo = (act->sa_flags & SA_SIGINFO) != 0;
@@ -117,9 +146,10 @@ static int prog_sigaction(int sig, const struct sigaction *act,
             : (void (*)(int, siginfo_t *, void *))(void (*)(void))act->sa_handler;
         atomic_store(&wcur[sig], next);
         k = *act;
-        sigaddset(&k.sa_mask, recs__g.signo);     /* until wrap_handler */
+        if (wrap)
+            sigaddset(&k.sa_mask, recs__g.signo);     /* until wrap_handler */
         k.sa_flags |= SA_SIGINFO;
-        k.sa_sigaction = wrap_handler;
+        k.sa_sigaction = wrap ? wrap_handler : copy_handler;
         use = &k;
     }
     rc = recs__real_sigaction(sig, use, &prev);
@@ -129,7 +159,8 @@ static int prog_sigaction(int sig, const struct sigaction *act,
         if (oldact) {
             *oldact = prev;
             if ((prev.sa_flags & SA_SIGINFO) &&
-                prev.sa_sigaction == wrap_handler) {
+                (prev.sa_sigaction == wrap_handler ||
+                 prev.sa_sigaction == copy_handler)) {
                 /* As the kernel reports it (SA_RESTORER, no SIGKILL in
                  * the mask), with the program's handler and signal. */
                 const struct sigaction *p = &wset[sig];
@@ -139,7 +170,8 @@ static int prog_sigaction(int sig, const struct sigaction *act,
                     oldact->sa_sigaction = p->sa_sigaction;
                 else
                     oldact->sa_handler = p->sa_handler;
-                sigaddset(&oldact->sa_mask, recs__g.signo);
+                if (prev.sa_sigaction == wrap_handler)
+                    sigaddset(&oldact->sa_mask, recs__g.signo);
             }
         }
         if (use == &k)

@@ -27,6 +27,7 @@
 #include "python.h"
 #include "fpwalk.h"
 #include "unwind.h"
+#include "recenv.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -434,10 +435,42 @@ void recs__fatal_disown(int sig)
         atomic_store(&fatal_ours[fi], 0);
 }
 
-static void on_fatal(int sig)
+/* When sig last came from anyone but rec-start's forwarding, in ns. */
+static _Atomic uint64_t arrived_ns[NSIG];
+/* A forwarded copy this long after the signal itself is a duplicate: a
+ * loaded machine may run rec-start's handler that late. */
+#define RECS_COPY_WINDOW_NS 1000000000u
+
+/* Signal-safe. */
+bool recs__forwarded_copy(int sig, siginfo_t *si)
+{
+    uint64_t now, t;
+
+    if (sig <= 0 || sig >= NSIG || !si)
+        return false;
+    now = recs__now_ns();
+    if (si->si_code != SI_QUEUE || si->si_value.sival_int != REC_FORWARD_VALUE ||
+        si->si_pid != getppid()) {
+        atomic_store(&arrived_ns[sig], now);
+        return false;
+    }
+    t = atomic_load(&arrived_ns[sig]);
+    if (t && now - t < RECS_COPY_WINDOW_NS)
+        return true;
+    /* The program's only copy: as rec-start's kill() would have sent it. */
+    si->si_code = SI_USER;
+    si->si_value.sival_int = 0;
+    return false;
+}
+
+/* Signal-safe. */
+static void on_fatal(int sig, siginfo_t *si, void *uc)
 {
     int saved_errno = errno;
 
+    (void)uc;
+    if (recs__forwarded_copy(sig, si))
+        return;
     recs__finish_by_sampler();
     reraise_default(sig);
     errno = saved_errno;
@@ -452,8 +485,8 @@ void recs__install_fatal_handlers(void)
             (old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_DFL)
             continue;
         memset(&sa, 0, sizeof sa);
-        sa.sa_handler = on_fatal;
-        sa.sa_flags = SA_RESTART;
+        sa.sa_sigaction = on_fatal;
+        sa.sa_flags = SA_RESTART | SA_SIGINFO;
         sigemptyset(&sa.sa_mask);
         if (recs__real_sigaction(fatal_signals[i], &sa, NULL) == 0)
             atomic_store(&fatal_ours[i], 1);

@@ -429,6 +429,11 @@ void recs__fatal_disown(int sig);      /* the program set its own */
 int  recs__install_handler(int signo);
 void recs__install_fatal_handlers(void);
 bool recs__handler_replaced(void);
+/* Signal-safe. True for the copy of sig that rec-start forwarded when the
+ * process got sig itself (a signal to the whole process group): to be
+ * dropped. Otherwise remembers sig's arrival, and makes a forwarded copy
+ * look as rec-start's plain kill() would. */
+bool recs__forwarded_copy(int sig, siginfo_t *si);
 
 /* drain.c */
 uint64_t recs__drain_locked(bool final);

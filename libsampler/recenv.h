@@ -17,8 +17,7 @@
 #define REC_ENV_MAX_CHUNK_SIZE  "REC_MAX_CHUNK_SIZE"
 #define REC_ENV_FLUSH_INTERVAL  "REC_FLUSH_INTERVAL"
 #define REC_ENV_MAX_CHUNK_AGE   "REC_MAX_CHUNK_AGE"   /* rotate at a flush once
-                                                         a chunk is older (rec-start
-                                                         -o -: 1ns, every flush) */
+                                                         a chunk is older */
 #define REC_ENV_SIGNAL          "REC_SIGNAL"
 #define REC_ENV_QUEUE_CAPACITY  "REC_QUEUE_CAPACITY"
 #define REC_ENV_NO_COMMAND_LINE "REC_NO_COMMAND_LINE" /* argv[0] only */
@@ -38,6 +37,11 @@
                                                          exec'd image appends to */
 #define REC_ENV_PRELOAD         "REC_PRELOAD"         /* LD_PRELOAD entries
                                                          rec-start added */
+/* rec-start forwards TERM, HUP, USR1 and USR2 sent to it to the program
+ * with sigqueue() and this value: a signal sent to the whole process
+ * group reaches the program itself, and the sampler drops the copy
+ * (handler.c, recs__forwarded_copy). */
+#define REC_FORWARD_VALUE       0x72656373            /* "recs" */
 /* Every REC_* variable is rec's: a process that is not recorded starts
  * programs without any of them (env.c). */
 #define REC_ENV_PREFIX          "REC_"

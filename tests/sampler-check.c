@@ -182,7 +182,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: sampler-check [--accounting NS] [--pid PID] FILE\n");
         return 2;
     }
-    if ((rc = rec_reader_open(&r, path, 0)) < 0) {
+    /* Every chunk's own mappings are checked: their restatements too. */
+    if ((rc = rec_reader_open(&r, path, REC_READ_RESTATED)) < 0) {
         fprintf(stderr, "%s: %s\n", path, rec_strerror(rc));
         return 2;
     }

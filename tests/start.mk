@@ -6,7 +6,12 @@
 WORKLOAD_CFLAGS = $(WARN_CFLAGS) $(PTHREAD_CFLAGS) -O2 -g \
 	-fno-omit-frame-pointer -fno-optimize-sibling-calls
 noinst_PROGRAMS += tests/workloads/demo tests/workloads/budget tests/workloads/stacks \
-	tests/workloads/sigblock tests/workloads/rawexit tests/workloads/rename
+	tests/workloads/sigblock tests/workloads/rawexit tests/workloads/rename \
+	tests/workloads/sigcount
+tests_workloads_sigcount_SOURCES = tests/workloads/sigcount.c
+tests_workloads_sigcount_CFLAGS = $(WORKLOAD_CFLAGS)
+tests_workloads_sigcount_LDFLAGS =
+tests_workloads_sigcount_LDADD = $(PTHREAD_LIBS)
 tests_workloads_rename_SOURCES = tests/workloads/rename.c
 tests_workloads_rename_CFLAGS = $(WORKLOAD_CFLAGS)
 tests_workloads_rename_LDFLAGS =

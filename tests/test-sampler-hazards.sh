@@ -328,6 +328,12 @@ check_eval "SIGKILL: unfinished recording readable with samples" \
 run termed -- "$H/killed" 15 300
 check_eval "SIGTERM: status of the signal kept" '[ $rc = 143 ]'
 check_eval "SIGTERM: recording finished first" '[ $chk = 0 ] && [ "$(tot usage)" = 1 ]'
+# A second SIGTERM (a group signal and a launcher's forwarded copy) lands
+# on another thread while the first one's handler finishes the recording:
+# it waits for that finish instead of killing the process at once.
+run termed2 -- "$H/killed" 15 300 1
+check_eval "SIGTERM twice: status of the signal kept" '[ $rc = 143 ]'
+check_eval "SIGTERM twice: recording finished first" '[ $chk = 0 ] && [ "$(tot usage)" = 1 ]'
 
 # 15: the in-process API (linked, no preload).
 rm -f "$T/api.rec"

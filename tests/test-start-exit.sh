@@ -131,6 +131,42 @@ expect_status 5 "SIGINT and SIGQUIT to rec-start alone: ignored, the program fin
 st=$(cat "$TMP/term.status")
 expect_status 143 "SIGTERM is forwarded: the program dies of it, so do we"
 
+# A signal sent to the whole process group reaches the program once: the
+# copy rec-start forwards is not a second SIGTERM (a program that shuts
+# down gracefully on the first would be forced by a second). Sent to
+# rec-start alone, it reaches the program once, from rec-start.
+if command -v setsid >/dev/null 2>&1; then
+    for how in group alone; do
+        rm -f "$TMP/cnt.out"
+        setsid "$REC_START" -q --force -o "$TMP/cnt.rec" -- "$WORKLOADS/sigcount" \
+            >"$TMP/cnt.out" 2>"$TMP/err" &
+        i=0
+        while ! grep -q ready "$TMP/cnt.out" 2>/dev/null && [ $i -lt 300 ]; do
+            sleep 0.05; i=$((i + 1))
+        done
+        sleep 0.2
+        # setsid runs rec-start itself (the job is no group leader): its
+        # pid leads the new group.
+        p=$!
+        if [ "$how" = group ]; then kill -TERM "-$p"; else kill -TERM "$p"; fi
+        i=0
+        while kill -0 "$p" 2>/dev/null && [ $i -lt 600 ]; do
+            sleep 0.05; i=$((i + 1))
+        done
+        kill -KILL "-$p" 2>/dev/null
+        wait "$p"
+        got=$(sed -n 's/^term \([0-9]*\) .*/\1/p' "$TMP/cnt.out")
+        [ "$got" = 1 ] && grep -q "code 0 from" "$TMP/cnt.out"
+        ok $? "SIGTERM to $how: the program gets it once, as a plain kill ($(tail -n 1 "$TMP/cnt.out"))"
+        "$REC_DUMP" --ndjson "$TMP/cnt.rec" >/dev/null 2>"$TMP/derr"
+        [ $? -eq 0 ] && [ ! -s "$TMP/derr" ]
+        ok $? "SIGTERM to $how: the recording is finished by the program"
+        [ $? -eq 0 ] || diag_file "$TMP/derr"
+    done
+else
+    for _ in 1 2 3 4; do skip "setsid not found"; done
+fi
+
 # The program sees the settings and the root pid in its environment; other
 # variables pass through.
 FOO=bar "$REC_START" -q --force -o "$TMP/env.rec" --throttle 500/s --stack-depth 12 \

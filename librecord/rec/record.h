@@ -217,6 +217,9 @@ typedef struct rec_field_info {
 } rec_field_info;
 
 #define REC_READ_STRICT 1u   /* an unfinished chunk is an error, not a warning */
+#define REC_READ_RESTATED 2u /* also the events a chunk restates for readers
+                              * that start at it (restated: true), after
+                              * the chunk before it was read */
 
 /* Opening fails only if the file cannot be opened (REC_EIO, errno kept) or
  * memory runs out. The first chunk's header and schema are read at once

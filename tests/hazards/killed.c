@@ -1,13 +1,17 @@
-/* killed SIG [MS]: burn in two threads for MS ms of wall time, and on
- * until the recording holds samples (SIGKILL: no chance to finish;
+/* killed SIG [MS [TWICE]]: burn in two threads for MS ms of wall time, and
+ * on until the recording holds samples (SIGKILL: no chance to finish;
  * SIGTERM: default action, which the sampler intercepts to finish the
- * file first). */
+ * file first). TWICE: the signal is sent to the process, then again 2 ms
+ * later from another thread, as a group signal and a copy forwarded by a
+ * launcher arrive: the second lands on another thread while the first
+ * one's handler finishes the recording. */
 #include <dlfcn.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 #include <rec/sampler.h>
 #include "hazard.h"
 
@@ -55,10 +59,27 @@ static bool flushed_samples(void)
     return size_of(out) > at;
 }
 
+static int again_sig;
+static long again_us;
+
+static void *again(void *arg)
+{
+    struct timespec d = { 0, again_us * 1000 };
+    (void)arg;
+    if (again_us)
+        nanosleep(&d, NULL);
+    kill(getpid(), again_sig);
+    for (;;)
+        hz_work(20000);
+    return NULL;
+}
+
 int main(int argc, char **argv)
 {
     int sig = (int)hz_arg(argc, argv, 1, SIGKILL);
     double ms = hz_arg(argc, argv, 2, 600);
+    bool twice = hz_arg(argc, argv, 3, 0) != 0;
+    again_us = (long)hz_arg(argc, argv, 4, 2000);
     struct timespec t0, t;
     pthread_t a;
 
@@ -69,6 +90,13 @@ int main(int argc, char **argv)
         clock_gettime(CLOCK_MONOTONIC, &t);
     } while ((t.tv_sec - t0.tv_sec) * 1e3 + (t.tv_nsec - t0.tv_nsec) / 1e6 < ms ||
              !flushed_samples());
+    if (twice) {
+        pthread_t b;
+        again_sig = sig;
+        pthread_create(&b, NULL, again, NULL);
+        kill(getpid(), sig);    /* to this thread: it does not block it */
+        return 9;
+    }
     raise(sig);
     return 9;
 }

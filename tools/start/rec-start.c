@@ -352,10 +352,18 @@ static void on_chld(int sig)
     errno = e;
 }
 
-static void forward(int sig)
+/* Marked (REC_FORWARD_VALUE): when the signal was sent to the whole
+ * process group, the program got it too, and its sampler drops this copy;
+ * sent to rec-start alone, the copy is the program's only one. A signal
+ * the kernel sent (a terminal's hangup) went to the program's group as
+ * well: not sent again. */
+static void forward(int sig, siginfo_t *si, void *uc)
 {
-    if (child_pid > 0)
-        kill(child_pid, sig);
+    int e = errno;
+    (void)uc;
+    if (child_pid > 0 && !(si && si->si_code == SI_KERNEL))
+        sigqueue(child_pid, sig, (union sigval){ .sival_int = REC_FORWARD_VALUE });
+    errno = e;
 }
 
 /* Terminate like the child did, so that our parent sees the same thing
@@ -735,8 +743,8 @@ static int spawn(const struct opts *o, const char *lib, char **argv,
     /* Signals meant to stop the whole run (timeout, a closing terminal)
      * go to the program; we end when it does. */
     memset(&fwd, 0, sizeof fwd);
-    fwd.sa_handler = forward;
-    fwd.sa_flags = SA_RESTART;
+    fwd.sa_sigaction = forward;
+    fwd.sa_flags = SA_RESTART | SA_SIGINFO;
     for (size_t i = 0; i < sizeof fwd_sigs / sizeof fwd_sigs[0]; i++)
         sigaction(fwd_sigs[i], &fwd, NULL);
     return 0;
