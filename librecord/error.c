@@ -21,7 +21,7 @@ const char *rec_strerror(int code)
     case REC_EAGAIN:     return "no event yet";
     case REC_EWRITER:    return "writer died before closing the recording";
     case REC_ESTALLED:   return "recording stalled";
-    case REC_EREPLACED:  return "file truncated or replaced";
+    case REC_EREPLACED:  return "file truncated, removed or replaced";
     default:             return "unknown error";
     }
 }

@@ -3,7 +3,7 @@
  * for the file, delivers events as each flush lands (the reader re-reads
  * the chunk header under the seqlock), and decides when the stream ends:
  * the recording closed, its writer died, the file stalled, or the file
- * was truncated or replaced under us.
+ * was truncated, removed or replaced under us.
  *
  * Waiting is inotify on the file (and its directory until it exists) plus
  * a pidfd for the writer where the kernel has them, with a poll timeout as
@@ -44,6 +44,8 @@ struct rec_follow {
     dev_t dev;
     ino_t ino;
     int ifd, wfile, wdir;       /* inotify and its watches, -1 if none */
+    bool name_gone;             /* created and removed before it was opened */
+    bool file_gone;             /* removed or replaced: one last look, then end */
     int pidfd;
     uint32_t pidfd_pid, dead_pid;
     bool writer_dead;           /* seen dead: one last look, then end */
@@ -163,7 +165,33 @@ static void watch_dir(rec_follow *f)
 {
     if (f->ifd >= 0 && f->wdir < 0)
         f->wdir = inotify_add_watch(f->ifd, f->dir,
-                                    IN_CREATE | IN_MOVED_TO | IN_ONLYDIR);
+                                    IN_CREATE | IN_MOVED_TO | IN_DELETE |
+                                    IN_MOVED_FROM | IN_ONLYDIR);
+}
+
+static const char *base_name(const rec_follow *f)
+{
+    const char *slash = strrchr(f->path, '/');
+    return slash ? slash + 1 : f->path;
+}
+
+/* While the file is waited for, its name going away means a file came
+ * and went before it could be opened (an exec that failed, a sampler
+ * that could not start): nothing of it will ever be read. */
+static void read_events(rec_follow *f)
+{
+    char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+    ssize_t n;
+    while ((n = read(f->ifd, buf, sizeof buf)) > 0) {
+        for (char *p = buf; p < buf + n;) {
+            const struct inotify_event *e = (const struct inotify_event *)p;
+            if (!f->r && f->wdir >= 0 && e->wd == f->wdir && e->len &&
+                (e->mask & (IN_DELETE | IN_MOVED_FROM)) &&
+                !strcmp(e->name, base_name(f)))
+                f->name_gone = true;
+            p += sizeof *e + e->len;
+        }
+    }
 }
 
 /* Seek to where the caller asked to start: a saved position, or the end
@@ -337,31 +365,29 @@ void rec_follow_close(rec_follow *f)
 /* ---- end of stream ---- */
 
 /* The file we read is still the one at path, and not shorter than what
- * we read of it. */
+ * we read of it. The file, not the name, is followed: another file under
+ * the name is another recording, never read as the rest of this one. */
 static int check_file(rec_follow *f)
 {
     struct stat st, fst;
     int sr = stat(f->path, &st);
-    if (!f->r->have_chunk && (sr < 0 ? errno == ENOENT :
-                              st.st_dev != f->dev || st.st_ino != f->ino)) {
-        /* Nothing read from it yet (a launcher probing that it can create
-         * the file, say): wait for the file again. */
-        rec_reader_close(f->r);
-        f->r = NULL;
-        if (f->wfile >= 0)
-            inotify_rm_watch(f->ifd, f->wfile);
-        f->wfile = -1;
-        return 1;
-    }
-    if (sr < 0) {
-        if (errno == ENOENT)
-            return fail(f, REC_EREPLACED, "%s: file removed while being "
-                        "followed", f->path);
+    bool removed = sr < 0 && errno == ENOENT;
+    if (sr < 0 && !removed)
         return 0;   /* cannot tell: keep going on the open file */
-    }
-    if (st.st_dev != f->dev || st.st_ino != f->ino)
+    if (removed || st.st_dev != f->dev || st.st_ino != f->ino) {
+        /* What the writer flushed before we looked is still readable
+         * through our descriptor: one more look before ending. */
+        if (!f->file_gone) {
+            f->file_gone = true;
+            return 1;
+        }
+        if (removed)
+            return fail(f, REC_EREPLACED, "%s: file removed while being "
+                        "followed (what it held was read)", f->path);
         return fail(f, REC_EREPLACED, "%s: file replaced while being followed "
-                    "(another file has the name now)", f->path);
+                    "(another file has the name now; what the followed one "
+                    "held was read, the other is not)", f->path);
+    }
     uint64_t seen = f->r->chunk_end > f->r->pos ? f->r->chunk_end : f->r->pos;
     if (fstat(f->r->fd, &fst) == 0 && (uint64_t)fst.st_size < seen)
         return fail(f, REC_EREPLACED, "%s: file truncated while being followed "
@@ -370,19 +396,25 @@ static int check_file(rec_follow *f)
     return 0;
 }
 
-/* Nothing new is there. 1: wait for more; 0: the stream ended cleanly;
- * negative: it ended otherwise (f->msg says how). */
+/* Nothing new is there. 1: wait for more; 2: look again at once; 0: the
+ * stream ended cleanly; negative: it ended otherwise (f->msg says how). */
 static int at_end(rec_follow *f)
 {
     rec_reader *r = f->r;
     uint64_t now = rec_now_ns();
+    bool finished = r->st == ST_END_EOF && r->prev_last;
+    int alive = writer_alive(r->writer_pid, r->start_wall);
     int rc = check_file(f);
+    if (rc < 0 && finished && alive <= 0) {
+        /* Complete, its writer gone: nothing was lost, whatever became
+         * of the name since (removed right after the run, say). */
+        f->final_rc = 0;
+        return 0;
+    }
     if (rc < 0)
         return rc;
     if (rc > 0)
-        return 1;           /* back to waiting for the file */
-    bool finished = r->st == ST_END_EOF && r->prev_last;
-    int alive = writer_alive(r->writer_pid, r->start_wall);
+        return 2;
     if (alive > 0)
         watch_writer(f, r->writer_pid);
     if (finished) {
@@ -449,11 +481,8 @@ static int wait_change(rec_follow *f, uint64_t deadline_ns)
     int rc = poll(p, (nfds_t)n, (int)ms);
     if (rc < 0)
         return errno == EINTR ? 1 : 0;
-    if (f->ifd >= 0 && (p[0].revents & POLLIN)) {
-        char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
-        while (read(f->ifd, buf, sizeof buf) > 0)
-            ;
-    }
+    if (f->ifd >= 0 && (p[0].revents & POLLIN))
+        read_events(f);
     return 0;
 }
 
@@ -483,6 +512,9 @@ int rec_follow_next(rec_follow *f, const rec_event **ev, int timeout_ms)
             int rc = try_open(f);
             if (rc < 0)
                 return rc;
+            if (rc == 0 && f->name_gone)
+                return fail(f, REC_EREPLACED, "%s: file created and removed "
+                            "before it could be read", f->path);
             if (rc == 0) {
                 watch_dir(f);
                 if (f->opt.stall_timeout_ms > 0 &&
@@ -534,9 +566,7 @@ int rec_follow_next(rec_follow *f, const rec_event **ev, int timeout_ms)
         if (rc <= 0)
             return rc;
         if (rc == 2)
-            continue;       /* one more look before saying it died */
-        if (!f->r)
-            watch_dir(f);
+            continue;       /* one more look before saying it ended */
     wait:
         if (rec_now_ns() >= deadline)
             return REC_EAGAIN;

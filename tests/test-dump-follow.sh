@@ -6,7 +6,9 @@
 # seals the recording with included, or with a message if it did not
 # come in time), a
 # follower stopped with SIGINT and resumed from its --position-file
-# (nothing lost, nothing repeated), --from-end and option checks.
+# (nothing lost, nothing repeated), --from-end and option checks; the
+# file removed, or another recording moved onto its name, before its first
+# chunk (the follower ends, exit 1), for rec-dump and rec-cpu.
 # Every wait is for an observable state, bounded only against a hang.
 . "${top_srcdir:-$(dirname "$0")/..}/tests/tools-tap.sh"
 if [ ! -x "$REC_START" ] || [ ! -x "$REC_DUMP" ]; then
@@ -209,6 +211,69 @@ else
     skip "rec-cpu or jq missing"
     skip "rec-cpu or jq missing"
     skip "rec-cpu or jq missing"
+fi
+
+# 7. the file followed is removed, or another recording moved onto its
+# name, before it held a chunk: the follower ends (exit 1, one line), and
+# never prints the other recording. rec-cpu --follow likewise.
+opened() { ls -l "/proc/$1/fd" 2>/dev/null | grep -q "$2"; }
+# gone_run NAME CHANGE TOOL...: follow an empty NAME, CHANGE it once the
+# follower has it open; $st, $NAME.out and $NAME.err tell the rest.
+gone_run() {
+    _n=$1 _change=$2
+    shift 2
+    rm -f "$_n.rec"
+    : >"$_n.rec"
+    "$@" "$TMP/$_n.rec" >"$_n.out" 2>"$_n.err" &
+    _p=$!
+    wait_for opened $_p "$_n.rec" || diag "$_n: the follower never opened the file"
+    case $_change in
+    rm) rm -f "$_n.rec" ;;
+    mv) cp a.rec "$_n.other" && mv "$_n.other" "$_n.rec" ;;
+    esac
+    # a follower that waits on is stopped after ~30 s (and fails)
+    _i=0
+    while kill -0 $_p 2>/dev/null && [ $_i -lt 600 ]; do
+        _i=$((_i + 1))
+        sleep 0.05
+    done
+    kill $_p 2>/dev/null
+    wait $_p
+    st=$?
+}
+gone_run g1 rm "$REC_DUMP" --follow
+[ $st -eq 1 ] && grep -q "g1.rec: file removed while being followed" g1.err &&
+    [ "$(wc -l <g1.err)" -eq 1 ] && [ ! -s g1.out ]
+ok $? "rec-dump --follow: an empty file removed ends it, exit 1, one line (exit $st: $(cat g1.err))"
+gone_run g2 mv "$REC_DUMP" --follow
+[ $st -eq 1 ] && grep -q "g2.rec: file replaced while being followed" g2.err &&
+    [ ! -s g2.out ]
+ok $? "rec-dump --follow: another recording moved onto the name ends it unread, exit 1 (exit $st, $(wc -l <g2.out) lines: $(cat g2.err))"
+rm -f g3.rec
+"$REC_DUMP" --follow --stall-timeout 30s "$TMP/g3.rec" >g3.out 2>g3.err &
+fpid=$!
+# once it watches the directory, what a launch that fails leaves: a file
+# that comes and goes
+watching() { grep -qs "^inotify wd" /proc/"$1"/fdinfo/*; }
+wait_for watching $fpid || diag "g3: the follower never watched the directory"
+: >g3.rec
+rm -f g3.rec
+wait $fpid
+st=$?
+# (opened in between or not: either way it ends)
+[ $st -eq 1 ] && grep -Eq "g3.rec: file (created and )?removed" g3.err
+ok $? "rec-dump --follow: a file created and removed at once ends it (exit $st: $(cat g3.err))"
+if [ -x "$REC_CPU" ]; then
+    gone_run g4 rm "$REC_CPU" --follow --interval 100ms
+    [ $st -eq 1 ] && grep -q "g4.rec: file removed while being followed" g4.err
+    ok $? "rec-cpu --follow: an empty file removed ends it, exit 1 (exit $st: $(cat g4.err))"
+    gone_run g5 mv "$REC_CPU" --follow --json --interval 100ms
+    [ $st -eq 1 ] && grep -q "g5.rec: file replaced while being followed" g5.err &&
+        ! grep -q '"samples":[1-9]' g5.out
+    ok $? "rec-cpu --follow: another recording moved onto the name ends it unread, exit 1 (exit $st: $(cat g5.err))"
+else
+    skip "rec-cpu not built"
+    skip "rec-cpu not built"
 fi
 
 done_testing

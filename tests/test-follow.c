@@ -3,8 +3,10 @@
  * file exists sees every event of a writer process in order across
  * rotations and an appended recording (what an exec() leaves), ends
  * cleanly when it closes, ends with REC_EWRITER after exactly the flushed
- * events when it dies, with REC_EREPLACED when the file is truncated or
- * replaced, and resumes from saved positions with nothing lost or repeated.
+ * events when it dies, with REC_EREPLACED when the file is truncated,
+ * removed or replaced (before its first chunk too, and when it came and
+ * went before it could be opened), and resumes from saved positions with
+ * nothing lost or repeated.
  *
  * Writers are child processes (their pid is in the chunk headers); they
  * wait on a pipe where the test needs the follower to have caught up, so
@@ -13,6 +15,7 @@
  */
 #include <config.h>
 
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -222,10 +225,15 @@ static void test_writer_dies(void)
     rec_follow_close(f);
 }
 
-/* In-process writer (alive all along): truncation and replacement. */
-static void test_truncate_replace(bool replace)
+/* In-process writer (alive all along): truncation, replacement, and
+ * removal, after which what the writer flushed into the removed file is
+ * still read (through the follower's descriptor) before the end. */
+enum change { TRUNCATE, REPLACE, REMOVE };
+
+static void test_truncate_replace(enum change how)
 {
     const rec_event *ev;
+    bool replace = how == REPLACE;
     unlink(path);
     rec_writer *w = open_writer(false, 0);
     write_events(w, 1, 300, 100, 0);
@@ -234,6 +242,22 @@ static void test_truncate_replace(bool replace)
     int rc;
     while ((rc = rec_follow_next(f, &ev, 0)) == 1)
         n++;
+    if (how == REMOVE) {
+        if (unlink(path) < 0)
+            TAP_BAIL("unlink");
+        write_events(w, 301, 50, 50, 0);
+        while ((rc = rec_follow_next(f, &ev, 50)) == REC_EAGAIN || rc == 1)
+            if (rc == 1)
+                n++;
+        const char *m = rec_follow_message(f);
+        tap_ok(n == 350 && rc == REC_EREPLACED && m && strstr(m, "removed"),
+               "file removed under the follower: the 50 events flushed into it "
+               "since are read, then REC_EREPLACED (%u events, %d: %s)",
+               n, rc, m ? m : "");
+        rec_follow_close(f);
+        rec_writer_close(w);
+        return;
+    }
     if (replace) {
         char other[300];
         snprintf(other, sizeof other, "%s.new", path);
@@ -253,6 +277,119 @@ static void test_truncate_replace(bool replace)
            replace ? "replaced" : "truncated", n, rc, m ? m : "");
     rec_follow_close(f);
     rec_writer_close(w);
+}
+
+/* A complete recording of 100 events at name, written by this process. */
+static void write_other(const char *name)
+{
+    rec_writer_options o;
+    rec_writer *w;
+    rec_writer_options_init(&o);
+    o.overwrite = true;
+    if (rec_writer_open(&w, name, &o) < 0 || write_events(w, 1, 100, 0, 0) < 0 ||
+        rec_writer_close(w) < 0)
+        TAP_BAIL("other recording");
+}
+
+/* Follow until the stream ends (a short stall timeout turns a wait that
+ * never ends into REC_ESTALLED); the events delivered go to *n. */
+static int follow_to_end(rec_follow *f, unsigned *n)
+{
+    const rec_event *ev;
+    int rc;
+    while ((rc = rec_follow_next(f, &ev, 50)) == REC_EAGAIN || rc == 1)
+        if (rc == 1)
+            ++*n;
+    return rc;
+}
+
+static rec_follow *open_short(void)
+{
+    rec_follow_options o;
+    rec_follow *f;
+    rec_follow_options_init(&o);
+    o.stall_timeout_ms = 3000;
+    o.finish_wait_ms = 0;   /* another recording moved in ends at its end */
+    if (rec_follow_open(&f, path, &o) < 0)
+        TAP_BAIL("rec_follow_open");
+    return f;
+}
+
+/* The file exists but holds no chunk yet when it is removed, or when
+ * another recording is moved onto its name: the follower ends, and never
+ * delivers the other recording's events as the rest of this one. */
+static void test_gone_before_chunk(bool replace)
+{
+    const rec_event *ev;
+    char other[300];
+    unlink(path);
+    int fd = open(path, O_RDWR | O_CREAT | O_EXCL, 0600);
+    if (fd < 0)
+        TAP_BAIL("create");
+    close(fd);
+    rec_follow *f = open_short();
+    int rc = rec_follow_next(f, &ev, 0);
+    if (replace) {
+        snprintf(other, sizeof other, "%s.other", path);
+        write_other(other);
+        if (rename(other, path) < 0)
+            TAP_BAIL("rename");
+    } else if (unlink(path) < 0) {
+        TAP_BAIL("unlink");
+    }
+    unsigned n = 0;
+    if (rc == REC_EAGAIN)
+        rc = follow_to_end(f, &n);
+    const char *m = rec_follow_message(f);
+    tap_ok(n == 0 && rc == REC_EREPLACED && m &&
+           strstr(m, replace ? "replaced" : "removed"),
+           "an empty file %s: the follower ends (%u events, %d: %s)",
+           replace ? "replaced by another recording" : "removed", n, rc,
+           m ? m : "");
+    rec_follow_close(f);
+    unlink(path);
+}
+
+/* Waited for, the file is created and removed before it could be opened
+ * (a launch that failed): the follower ends instead of waiting on. */
+static void test_created_and_removed(void)
+{
+    const rec_event *ev;
+    unlink(path);
+    rec_follow *f = open_short();
+    int rc = rec_follow_next(f, &ev, 0);
+    int fd = open(path, O_RDWR | O_CREAT | O_EXCL, 0600);
+    if (fd < 0 || close(fd) < 0 || unlink(path) < 0)
+        TAP_BAIL("create and remove");
+    unsigned n = 0;
+    if (rc == REC_EAGAIN)
+        rc = follow_to_end(f, &n);
+    const char *m = rec_follow_message(f);
+    tap_ok(n == 0 && rc == REC_EREPLACED && m && strstr(m, "removed"),
+           "a file created and removed before the follower opened it: it "
+           "ends (%d: %s)", rc, m ? m : "");
+    rec_follow_close(f);
+}
+
+/* A complete recording whose writer (a child) is gone ends cleanly even
+ * if its name is removed before the follower read it all. */
+static void test_complete_then_removed(void)
+{
+    unlink(path);
+    pid_t pid = fork();
+    if (pid == 0) {
+        write_other(path);
+        _exit(0);
+    }
+    reap(pid);
+    rec_follow *f = open_short();
+    if (unlink(path) < 0)
+        TAP_BAIL("unlink");
+    unsigned n = 0;
+    int rc = follow_to_end(f, &n);
+    tap_ok(n == 100 && rc == 0, "a complete recording removed while read: "
+           "all 100 events, clean end (%d)", rc);
+    rec_follow_close(f);
 }
 
 /* Stop and resume at many points while the writer writes. */
@@ -372,8 +509,13 @@ int main(void)
     snprintf(path, sizeof path, "test-follow.%d.rec", (int)getpid());
     test_rotation_and_append();
     test_writer_dies();
-    test_truncate_replace(false);
-    test_truncate_replace(true);
+    test_truncate_replace(TRUNCATE);
+    test_truncate_replace(REPLACE);
+    test_truncate_replace(REMOVE);
+    test_gone_before_chunk(false);
+    test_gone_before_chunk(true);
+    test_created_and_removed();
+    test_complete_then_removed();
     test_resume();
     test_bad_position();
     test_from_end();
