@@ -5,6 +5,9 @@
  *   retention-prog burn SECONDS   burn one CPU for SECONDS of wall time in
  *                                 one thread (a short, fixed call chain),
  *                                 then exit 0
+ *   retention-prog idle SECONDS   block in poll() on standard input's
+ *                                 absence for SECONDS, then exit 0 (1 if
+ *                                 woken early by a signal)
  *   retention-prog chunks [FILE]  read a recording (FILE, or standard input
  *                                 when FILE is absent or -: a stream) and
  *                                 print one line of "name value" pairs:
@@ -24,6 +27,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <poll.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -172,14 +176,27 @@ out:
     return 0;
 }
 
+static int idle(double secs)
+{
+    double end = now() + secs, left;
+
+    while ((left = end - now()) > 0) {
+        if (poll(NULL, 0, (int)(left * 1000) + 1) < 0 && errno != EINTR)
+            return 1;
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc >= 3 && strcmp(argv[1], "idle") == 0)
+        return idle(atof(argv[2]));
     if (argc >= 3 && strcmp(argv[1], "burn") == 0) {
         burn(atof(argv[2]));
         return 0;
     }
     if (argc >= 2 && strcmp(argv[1], "chunks") == 0)
         return chunks(argc >= 3 ? argv[2] : NULL);
-    fprintf(stderr, "usage: retention-prog burn SECONDS | chunks [FILE]\n");
+    fprintf(stderr, "usage: retention-prog burn|idle SECONDS | chunks [FILE]\n");
     return 2;
 }

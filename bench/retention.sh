@@ -12,7 +12,8 @@
 #   bytes at start   2 bytes(T) - bytes(2T), the fixed part (metadata,
 #                    modules, process and thread events, JVM start...)
 # Parts (default both):
-#   idle   `sleep T` under rec-start -o FILE and -o - (all the bytes of the
+#   idle   `retention-prog idle T` (blocked in poll()) under rec-start
+#          -o FILE and -o - (all the bytes of the
 #          pipe, read by `retention-prog chunks`); a Java program in
 #          Thread.sleep under -XX:StartFlightRecording with settings=default
 #          and settings=profile (each JDK found under /usr/lib/jvm: 17 and
@@ -131,16 +132,22 @@ legend
 # events N metadata N pool N other N" (JFR: bytes, samples, chunks only).
 one() {
     local kind=$1 args=$2 mode=$3 secs=$4 out=$5 prog
-    if [ "$mode" = idle ]; then prog=(sleep "$secs"); else prog=("$RP" burn "$secs"); fi
+    local st=0
+    prog=("$RP" "$mode" "$secs")
+    [ "$mode" = busy ] && prog=("$RP" burn "$secs")
+    # A run whose program did not end well (a signal from elsewhere...)
+    # leaves no result.
     case $kind in
     rec-file)
         rm -f "$out.rec"
-        "$START" -q -f --throttle 10ms -o "$out.rec" -- "${prog[@]}" >/dev/null 2>"$out.err"
+        "$START" -q -f --throttle 10ms -o "$out.rec" -- "${prog[@]}" >/dev/null 2>"$out.err" || st=$?
+        [ $st = 0 ] || { echo "exit status $st" >>"$out.err"; return 0; }
         echo "$("$RP" chunks "$out.rec") samples $(rec_samples "$out.rec")" >"$out"
         ;;
     rec-pipe)
         "$START" -q --throttle 10ms -o - -- "${prog[@]}" 2>"$out.err" |
-            tee "$out.rec" | "$RP" chunks >"$out.c"
+            tee "$out.rec" | "$RP" chunks >"$out.c" || st=$?
+        [ $st = 0 ] || { echo "exit status $st" >>"$out.err"; return 0; }
         echo "$(cat "$out.c") samples $(rec_samples "$out.rec")" >"$out"
         ;;
     jfr:*)
@@ -149,7 +156,8 @@ one() {
         rm -f "$out.jfr"
         "$d/bin/java" -Xlog:disable "-XX:StartFlightRecording=filename=$out.jfr,$args" \
             -cp "java/$m" Retention "$([ "$mode" = idle ] && echo sleep || echo burn)" "$secs" \
-            >/dev/null 2>"$out.err"
+            >/dev/null 2>"$out.err" || st=$?
+        [ $st = 0 ] || { echo "exit status $st" >>"$out.err"; return 0; }
         "$d/bin/jfr" summary "$out.jfr" | awk -v sz="$(stat -c %s "$out.jfr")" '
             $1 == "Chunks:" { c = $2 }
             $1 == "jdk.ExecutionSample" || $1 == "jdk.CPUTimeSample" { s += $2 }
