@@ -8,7 +8,7 @@
 REC_FLAME=$top_builddir/tools/rec-flame
 cd "$TMP" || exit 99
 
-"$REC_START" -q --flush-interval 50ms --max-chunk-size 8k -o whole.rec \
+"$REC_START" -q --flush-interval 50ms --max-chunk-size 8k --chunk-age 100ms -o whole.rec \
     "$WORKLOADS/demo" 0.6 >/dev/null 2>start.err ||
     skip_all "rec-start cannot record here: $(head -1 start.err)"
 
