@@ -25,7 +25,10 @@
  *               with a mask, the long jumps)
  *   disposition.c  sigaction & co.: the dispositions the program sets and
  *               sees for the signals rec uses; the wrapper of handlers
- *               whose sa_mask holds the sampling signal
+ *               whose sa_mask holds the sampling signal, and the one of
+ *               handlers of the signals rec-start forwards (a forwarded
+ *               copy of a signal the process got itself dropped:
+ *               recs__forwarded_copy in handler.c)
  *   exit.c      _exit, _Exit, exit_group: the sampler thread finishes the
  *               recording while the exiting thread waits
  *               (recs__finish_by_sampler in sampler.c)
