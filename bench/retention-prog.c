@@ -28,6 +28,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -111,7 +112,10 @@ static int chunks(const char *path)
         }
         nchunks++;
         other += hsize;
-        left = size - CHUNK_HEADER;
+        /* A streamed chunk (rec-format(5), 1.3): blocks up to its END
+         * block, whose header-sized payload ends it. */
+        bool streamed = (h[21] & 0x04) != 0;
+        left = streamed ? UINT64_MAX : size - CHUNK_HEADER;
         /* a newer minor's longer header */
         for (uint64_t extra = hsize - CHUNK_HEADER; extra > 0;) {
             size_t k = extra < sizeof skip ? extra : sizeof skip;
@@ -152,6 +156,10 @@ static int chunks(const char *path)
                 kind_bytes[kind] += want;
             else
                 other += want;
+            if (streamed && kind == 4) {
+                left = 0;
+                break;
+            }
         }
         while (left > 0) {      /* slack shorter than a block header */
             size_t k = left < sizeof skip ? left : sizeof skip;
