@@ -56,7 +56,9 @@ struct start_dir {
     uint64_t last_age_check_ns;
     start_accounted acc;        /* what deleted files accounted for */
     start_tally tally;
-    bool broken, unfinished;
+    bool broken;                /* a write failed: nothing more is kept */
+    bool lost;                  /* the sampler's output cannot be read */
+    bool unfinished;
     uint8_t io[256 << 10];
 };
 
@@ -285,17 +287,27 @@ static void mirror(start_dir *d, bool at_end)
 {
     uint8_t h[REC_CHUNK_HEADER_SIZE];
 
-    while (!d->broken) {
+    while (!d->lost) {
         int k = start_peek_header(d->mfd, d->coff, at_end, h);
         if (k < 0) {
             fprintf(stderr, "%s: %s: no chunk at offset %" PRIu64 " of the "
                     "sampler's output: the recording stops here\n", prog,
                     d->path, d->coff);
-            d->broken = true;
+            d->broken = d->lost = true;
         }
         if (k <= 0)
             return;
         uint64_t size = le64(h + REC_CH_SIZE);
+        if (d->broken) {
+            /* Nothing more can be written (said once): finished chunks
+             * are released, so that memory does not grow instead. */
+            if (h[REC_CH_STATE] != REC_STATE_FINISHED)
+                return;
+            fallocate(d->mfd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+                      (off_t)d->coff, (off_t)size);
+            d->coff += size;
+            continue;
+        }
         if (d->cfd < 0 && create_chunk(d, h, size) < 0) {
             failed(d, "create", d->seq);
             return;
@@ -366,7 +378,10 @@ int start_dir_finish(start_dir *d, pid_t pid, const struct rusage *ru)
     int sealed = 0;
 
     mirror(d, true);
-    if (d->cfd >= 0) {
+    if (d->cfd >= 0 && d->broken) {
+        close(d->cfd);      /* its file ends at the last write that worked */
+        d->cfd = -1;
+    } else if (d->cfd >= 0) {
         /* The writer died in its chunk: sealed as a file would be, with
          * what the deleted and the kept files account for. */
         char n[64], p[PATH_MAX];
@@ -395,7 +410,8 @@ void start_dir_summary(start_dir *d, bool signaled, bool sealed,
                        const char *why)
 {
     char label[PATH_MAX + 64];
-    const char *state = sealed ? " (sealed: the program could not finish it)"
+    const char *state = d->broken ? " (stopped early: see the error above)"
+                        : sealed ? " (sealed: the program could not finish it)"
                         : d->unfinished ? (signaled ? " (unfinished: up to the "
                                            "last flush)" : " (unfinished)")
                         : "";
