@@ -334,6 +334,9 @@ void recs__chunk_modules(void)
     if (idx == recs__g.modules_chunk)
         return;
     recs__g.modules_chunk = idx;
+    /* A rotation by size: its age, and what it holds, start now. */
+    recs__g.chunk_born_ns = recs__now_ns();
+    recs__g.chunk_news = 0;
     recs__symbols_emit_modules(recs__g.sym, recs__g.st, true);
 }
 

@@ -301,6 +301,9 @@ typedef struct recs__global {
                                       its threads end, no snapshot */
     sem_t wake;
     uint64_t last_flush_ns, last_reeval_ns;
+    uint64_t chunk_born_ns;        /* when the current chunk began */
+    uint64_t chunk_news;           /* samples, losses, thread starts and
+                                      ends drained into it */
     unsigned char *batch;          /* drain copy buffer */
     size_t batch_size;
     recs_stats stats;

@@ -217,11 +217,19 @@ static void *sampler_main(void *arg)
         if (busy)
             busy_nap = busy_cadence(now - last_drain, news, now - born, go);
         last_drain = now;
+        recs__g.chunk_news += news;
         if (recs__g.w && (busy ||
                           now - recs__g.last_flush_ns >= recs__g.cfg.flush_ns)) {
+            uint64_t age = recs__g.cfg.max_chunk_age_ns;
             recs__g.last_flush_ns = now;
-            if (rec_writer_flush(recs__g.w) < 0)
+            if (age && now - recs__g.chunk_born_ns >= age && recs__g.chunk_news) {
+                recs__g.chunk_born_ns = now;
+                recs__g.chunk_news = 0;
+                if (rec_writer_rotate(recs__g.w) < 0)
+                    recs__write_failed(errno);
+            } else if (rec_writer_flush(recs__g.w) < 0) {
                 recs__write_failed(errno);
+            }
         }
         pthread_mutex_unlock(&recs__g.drain_lock);
         /* The drain's symbolizer met a module whose table is pending: build
@@ -409,7 +417,9 @@ static int start_config(const recs__config *cfg)
 
     rec_writer_options_init(&wo);
     wo.max_chunk_bytes = recs__g.cfg.max_chunk_bytes;
-    wo.max_chunk_age_ns = recs__g.cfg.max_chunk_age_ns;
+    /* Chunks rotate by age here (sampler_main), and only when they hold
+     * something: an idle program's chunk is not repeated every age. */
+    wo.max_chunk_age_ns = 0;
     wo.append = recs__g.cfg.append;
     {
         int fd;
@@ -459,6 +469,8 @@ static int start_config(const recs__config *cfg)
     recs__emit_process();
     recs__symbols_emit_modules(recs__g.sym, recs__g.st, true);
     recs__g.modules_chunk = rec_writer_chunk_index(recs__g.w);
+    recs__g.chunk_born_ns = recs__now_ns();
+    recs__g.chunk_news = 0;
 
     /* The calling thread is sampled too (the main thread under preload;
      * a program's thread that calls recs_start). */

@@ -175,7 +175,11 @@ ok $? "the copy is exactly the $want_n chunks meeting the window ($want_bytes by
 expect_status 0 "the copy reads"
 test ! -s "$TMP/err"; ok $? "without a warning: a closed recording"
 "$REC_DUMP" --ndjson --since "$since" --until "$until" win.rec > winsel.nd
-cmp -s abs.nd winsel.nd; ok $? "it holds every event of the window"
+# The copy is a recording of its own: the mappings its first chunk
+# restates are shown there (the whole recording showed them earlier).
+grep -v '"type":"ModuleLoad"' abs.nd > abs-nomod.nd
+grep -v '"type":"ModuleLoad"' winsel.nd > winsel-nomod.nd
+cmp -s abs-nomod.nd winsel-nomod.nd; ok $? "it holds every event of the window"
 first=$(head -1 want.chunks | cut -d' ' -f1)
 last_off=$((want_bytes - $(tail -1 want.chunks | cut -d' ' -f2)))
 tail -c +$((first + 1)) whole.rec | head -c "$last_off" | cmp -s -n "$last_off" - win.rec

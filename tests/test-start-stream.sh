@@ -185,13 +185,22 @@ ok $? "and says why"
 
 # Chunks go out as they are written, not one per flush: an idle program's
 # stream is one chunk, the size of its file; a chunk's metadata is sent
-# once per chunk.
+# once per chunk, and an idle chunk is not repeated at its age.
 "$REC_START" -q -o "$TMP/idle.rec" -- sleep 1.5 2>"$TMP/err"
 "$REC_START" -q -o - -- sleep 1.5 >"$TMP/idle-s.rec" 2>"$TMP/err"
 fsz=$(wc -c <"$TMP/idle.rec"); ssz=$(wc -c <"$TMP/idle-s.rec")
 "$REC_SUMMARY" "$TMP/idle-s.rec" >"$TMP/sum" 2>&1
 grep -q '^ *Chunks: 1$' "$TMP/sum" && [ "$ssz" -le $((fsz + 512)) ]
 ok $? "an idle program streamed for 1.5 s: one chunk, $ssz bytes ($fsz in a file)"
+[ $? -eq 0 ] || diag_file "$TMP/sum"
+# With chunks of 200 ms, idle flushes a second apart: the chunk with the
+# program's start is finished once, and the idle one after it is not
+# repeated at each flush.
+"$REC_START" -q --chunk-age 200ms -o - -- sleep 3.5 >"$TMP/idle-a.rec" 2>"$TMP/err"
+"$REC_SUMMARY" "$TMP/idle-a.rec" >"$TMP/sum" 2>&1
+n=$(sed -n 's/^ *Chunks: //p' "$TMP/sum")
+[ "${n:-9}" -le 2 ]
+ok $? "an idle program streamed for 3.5 s, chunks of 200 ms: $n chunks"
 [ $? -eq 0 ] || diag_file "$TMP/sum"
 
 # Chunks by age: every chunk readable on its own, and the mappings each
