@@ -216,7 +216,13 @@ fi
 # 7. the file followed is removed, or another recording moved onto its
 # name, before it held a chunk: the follower ends (exit 1, one line), and
 # never prints the other recording. rec-cpu --follow likewise.
-opened() { ls -l "/proc/$1/fd" 2>/dev/null | grep -q "$2"; }
+# opened PID NAME: PID has a file whose path ends in NAME open
+opened() {
+    for fd in /proc/"$1"/fd/*; do
+        case $(readlink "$fd" 2>/dev/null) in *"$2") return 0 ;; esac
+    done
+    return 1
+}
 # gone_run NAME CHANGE TOOL...: follow an empty NAME, CHANGE it once the
 # follower has it open; $st, $NAME.out and $NAME.err tell the rest.
 gone_run() {

@@ -246,7 +246,8 @@ fi
 # ended: rec-start gives up after --stream-timeout, says so, and passes
 # the program's status on.
 if mkfifo "$TMP/stall"; then
-    sleep 30 <"$TMP/stall" &
+    # A reader that opens the FIFO and never reads it.
+    sh -c 'sleep 30' <"$TMP/stall" &
     hold=$!
     "$REC_START" -t 100us --stream-timeout 1s -o "$TMP/stall" -- \
         "$WORKLOADS/demo" 1 >/dev/null 2>"$TMP/err"
