@@ -60,6 +60,31 @@ static int spool_write(rec_reader *r, const void *p, size_t n, uint64_t off)
     return 0;
 }
 
+/* The next len bytes of the stream into the spool, at its end; a stream
+ * that ends first is torn there (the reader reports where). */
+static int copy_on(rec_reader *r, uint64_t len)
+{
+    uint8_t buf[64 << 10];
+    int rc;
+
+    for (uint64_t left = len; left > 0;) {
+        size_t want = left < sizeof buf ? (size_t)left : sizeof buf;
+        ssize_t n = read_full(r->src_fd, buf, want);
+        if (n < 0)
+            return rec__io_error(r, r->spooled_end);
+        if (n > 0 && (rc = spool_write(r, buf, (size_t)n, r->spooled_end)) < 0)
+            return rc;
+        r->spooled_end += (uint64_t)n;
+        left -= (uint64_t)n;
+        if ((size_t)n < want) {
+            close(r->src_fd);
+            r->src_fd = -1;
+            break;
+        }
+    }
+    return 0;
+}
+
 bool rec__is_stream(int fd)
 {
     struct stat st;
@@ -85,7 +110,7 @@ int rec__spool_init(rec_reader *r, int src)
  * then finds nothing there, or a torn chunk), or an error. */
 int rec__spool_next(rec_reader *r)
 {
-    uint8_t h[REC_CHUNK_HEADER_SIZE], buf[64 << 10];
+    uint8_t h[REC_CHUNK_HEADER_SIZE];
     uint64_t off = r->chunk_off, size;
     ssize_t n;
     int rc;
@@ -115,22 +140,7 @@ int rec__spool_next(rec_reader *r)
         return rec__rfail(r, REC_ETOOBIG, off, "chunk of %" PRIu64 " bytes "
                           "in a stream (limit %u)", size,
                           (unsigned)REC_MAX_STREAM_CHUNK);
-    for (uint64_t left = size - sizeof h; left > 0;) {
-        size_t want = left < sizeof buf ? (size_t)left : sizeof buf;
-        n = read_full(r->src_fd, buf, want);
-        if (n < 0)
-            return rec__io_error(r, r->spooled_end);
-        if (n > 0 && (rc = spool_write(r, buf, (size_t)n, r->spooled_end)) < 0)
-            return rc;
-        r->spooled_end += (uint64_t)n;
-        left -= (uint64_t)n;
-        if ((size_t)n < want) {
-            close(r->src_fd);   /* torn: the reader reports where */
-            r->src_fd = -1;
-            break;
-        }
-    }
-    return 0;
+    return copy_on(r, size - sizeof h);
 }
 
 /* The next block of a streamed chunk, at off: its 16-byte header, then
@@ -138,7 +148,7 @@ int rec__spool_next(rec_reader *r)
  * at off, or the torn end of the stream). 0, or an error. */
 int rec__spool_block(rec_reader *r, uint64_t off)
 {
-    uint8_t bh[REC_BLOCK_HEADER_SIZE], buf[64 << 10];
+    uint8_t bh[REC_BLOCK_HEADER_SIZE];
     ssize_t n;
     int rc;
 
@@ -158,20 +168,5 @@ int rec__spool_block(rec_reader *r, uint64_t off)
     uint32_t stored = le32(bh + REC_BH_STORED);
     if (stored > (uint32_t)LZ4_COMPRESSBOUND(REC_MAX_BLOCK_RAW))
         return 0;       /* the reader says what is wrong */
-    for (uint64_t left = stored; left > 0;) {
-        size_t want = left < sizeof buf ? (size_t)left : sizeof buf;
-        n = read_full(r->src_fd, buf, want);
-        if (n < 0)
-            return rec__io_error(r, r->spooled_end);
-        if (n > 0 && (rc = spool_write(r, buf, (size_t)n, r->spooled_end)) < 0)
-            return rc;
-        r->spooled_end += (uint64_t)n;
-        left -= (uint64_t)n;
-        if ((size_t)n < want) {
-            close(r->src_fd);
-            r->src_fd = -1;
-            break;
-        }
-    }
-    return 0;
+    return copy_on(r, stored);
 }

@@ -62,16 +62,6 @@ struct start_dir {
     uint8_t io[256 << 10];
 };
 
-static uint32_t le32(const uint8_t *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-           (uint32_t)p[3] << 24;
-}
-
-static uint64_t le64(const uint8_t *p)
-{
-    return (uint64_t)le32(p) | (uint64_t)le32(p + 4) << 32;
-}
 
 static uint64_t wall_ns(void)
 {
@@ -247,8 +237,8 @@ static int keep(start_dir *d, uint64_t size, const uint8_t *h)
         d->files = f;
         d->cap = c;
     }
-    uint64_t tps = le64(h + REC_CH_TICKS_PER_S), dur = le64(h + REC_CH_DURATION);
-    uint64_t end = le64(h + REC_CH_START_WALL) +
+    uint64_t tps = start_le64(h + REC_CH_TICKS_PER_S), dur = start_le64(h + REC_CH_DURATION);
+    uint64_t end = start_le64(h + REC_CH_START_WALL) +
                    (tps ? (uint64_t)((unsigned __int128)dur * 1000000000u / tps) : 0);
     d->files[d->nfiles++] = (kept){ d->seq, size, end };
     d->kept_bytes += size;
@@ -297,7 +287,7 @@ static void mirror(start_dir *d, bool at_end)
         }
         if (k <= 0)
             return;
-        uint64_t size = le64(h + REC_CH_SIZE);
+        uint64_t size = start_le64(h + REC_CH_SIZE);
         if (d->broken) {
             /* Nothing more can be written (said once): finished chunks
              * are released, so that memory does not grow instead. */

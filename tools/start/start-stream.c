@@ -74,16 +74,6 @@ struct start_stream {
     uint8_t io[256 << 10];
 };
 
-static uint32_t le32(const uint8_t *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-           (uint32_t)p[3] << 24;
-}
-
-static uint64_t le64(const uint8_t *p)
-{
-    return (uint64_t)le32(p) | (uint64_t)le32(p + 4) << 32;
-}
 
 static void put32(uint8_t *p, uint32_t v)
 {
@@ -264,17 +254,17 @@ int start_peek_header(int mfd, uint64_t off, bool at_end, uint8_t *h)
     if (n < (ssize_t)REC_CHUNK_HEADER_SIZE)
         return 0;
     if (memcmp(h, REC_MAGIC, REC_MAGIC_LEN) != 0 ||
-        le32(h + REC_CH_HEADER_SIZE) != REC_CHUNK_HEADER_SIZE)
+        start_le32(h + REC_CH_HEADER_SIZE) != REC_CHUNK_HEADER_SIZE)
         return -1;
-    uint32_t gen = le32(h + REC_CH_GENERATION);
-    bool ok = rec__crc32c(0, h, REC_CH_CRC) == le32(h + REC_CH_CRC);
+    uint32_t gen = start_le32(h + REC_CH_GENERATION);
+    bool ok = rec__crc32c(0, h, REC_CH_CRC) == start_le32(h + REC_CH_CRC);
     if (!at_end && ((gen & 1) || !ok))
         return 0;   /* an update in progress: looked at again later */
     for (int d = -1; !ok && (gen & 1) && d <= 1; d += 2) {
         put32(h + REC_CH_GENERATION, gen + (uint32_t)d);
-        ok = rec__crc32c(0, h, REC_CH_CRC) == le32(h + REC_CH_CRC);
+        ok = rec__crc32c(0, h, REC_CH_CRC) == start_le32(h + REC_CH_CRC);
     }
-    return ok && le64(h + REC_CH_SIZE) >= REC_CHUNK_HEADER_SIZE;
+    return ok && start_le64(h + REC_CH_SIZE) >= REC_CHUNK_HEADER_SIZE;
 }
 
 /* The header a STREAMED chunk starts with: sent once, never rewritten. */
@@ -320,7 +310,7 @@ static void scan(start_stream *s, bool at_end)
         }
         if (k <= 0)
             return;
-        uint64_t size = le64(h + REC_CH_SIZE);
+        uint64_t size = start_le64(h + REC_CH_SIZE);
         if (!it) {
             if (!(it = calloc(1, sizeof *it)))
                 return;
