@@ -62,7 +62,6 @@ struct start_dir {
     uint8_t io[256 << 10];
 };
 
-
 static uint64_t wall_ns(void)
 {
     struct timespec ts;

@@ -74,7 +74,6 @@ struct start_stream {
     uint8_t io[256 << 10];
 };
 
-
 static void put32(uint8_t *p, uint32_t v)
 {
     for (int i = 0; i < 4; i++)
