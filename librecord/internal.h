@@ -28,6 +28,8 @@
 #define REC__LIKELY(x)   __builtin_expect(!!(x), 1)
 #define REC__UNLIKELY(x) __builtin_expect(!!(x), 0)
 
+struct rec__schema;            /* reader_int.h */
+
 /* ---- generated tables (events.c) ---- */
 struct rec__pool_desc {
     uint32_t type_id;
@@ -158,7 +160,9 @@ typedef void rec__refs_fn(const void *v, struct rec__sink *k);
 int rec__intern(rec_writer *w, unsigned pool, unsigned nfields,
                 struct rec__sink *k, const void *v, rec__refs_fn *refs, rec_id *id);
 
-int  rec__pools_init(rec_writer *w);
+/* Pools of the given type ids, in the order of the writer's schema (NULL:
+ * the compiled-in rec__pool_descs). */
+int  rec__pools_init(rec_writer *w, const uint32_t *type_ids, unsigned n);
 void rec__pools_free(rec_writer *w);
 
 /* ---- streams ---- */
@@ -227,7 +231,14 @@ struct rec_writer {
     struct rec__buf *spare;
     unsigned nspare;
 
-    struct rec__pool *pools;   /* rec__npools of them */
+    struct rec__pool *pools;   /* npools of them */
+    unsigned npools;
+    /* A writer opened with another recording's schema (reemit.c): its
+     * METADATA payload, written instead of the compiled-in one, and the
+     * parsed form that rec_emit_values() encodes by. NULL otherwise. */
+    struct rec__schema *schema;
+    const unsigned char *meta;
+    size_t meta_len;
 };
 
 /* stream.c */
@@ -240,6 +251,19 @@ void rec__stream_detach(rec_stream *s);                /* under slock */
 
 /* writer.c */
 int rec__writer_drain(rec_writer *w);
+/* A schema other than the compiled-in one (reemit.c). */
+typedef struct rec__foreign {
+    struct rec__schema *schema;     /* the writer's from the open on */
+    const uint32_t *pool_ids;       /* type id of each pool, by pool_index */
+    unsigned npools;
+    const unsigned char *meta;      /* METADATA payload, in schema's memory */
+    size_t meta_len;
+} rec__foreign;
+/* rec_writer_open_fd() with f's schema; f->schema is freed on failure. */
+int rec__writer_open_schema(rec_writer **out, int fd, const rec_writer_options *opt,
+                            const rec__foreign *f);
+/* metadata.c */
+void rec__schema_free(struct rec__schema *s);
 
 /* seal.c: where a sealing writer continues a recording (writer.c). */
 typedef struct rec__seal_at {

@@ -159,7 +159,7 @@ static int pool_insert(rec_writer *w, struct rec__pool *p, unsigned nfields,
     if (k->nrefs > 64 && !(ch = malloc(k->nrefs * sizeof *ch)))
         return REC_ENOMEM;
     for (size_t i = 0; i < k->nrefs; i++) {
-        if (k->refs[i].pool >= rec__npools ||
+        if (k->refs[i].pool >= w->npools ||
             !(ch[i] = rec__pool_get(&w->pools[k->refs[i].pool], k->refs[i].id))) {
             if (ch != local)
                 free(ch);
@@ -218,7 +218,7 @@ int rec__intern(rec_writer *w, unsigned pool, unsigned nfields,
                 struct rec__sink *k, const void *v, rec__refs_fn *refs, rec_id *id)
 {
     int rc = k->err;
-    if (!rc && (!w || !id || pool >= rec__npools))
+    if (!rc && (!w || !id || pool >= w->npools))
         rc = REC_EINVAL;
     if (!rc) {
         struct rec__pool *p = &w->pools[pool];
@@ -274,14 +274,17 @@ int rec__mark_slow(rec_writer *w, struct rec__entry *e)
     return rc;
 }
 
-int rec__pools_init(rec_writer *w)
+int rec__pools_init(rec_writer *w, const uint32_t *type_ids, unsigned n)
 {
-    w->pools = calloc(rec__npools ? rec__npools : 1, sizeof *w->pools);
+    if (!type_ids)
+        n = rec__npools;
+    w->pools = calloc(n ? n : 1, sizeof *w->pools);
     if (!w->pools)
         return REC_ENOMEM;
-    for (unsigned i = 0; i < rec__npools; i++) {
+    w->npools = n;
+    for (unsigned i = 0; i < n; i++) {
         pthread_mutex_init(&w->pools[i].lock, NULL);
-        w->pools[i].type_id = rec__pool_descs[i].type_id;
+        w->pools[i].type_id = type_ids ? type_ids[i] : rec__pool_descs[i].type_id;
     }
     return 0;
 }
@@ -290,7 +293,7 @@ void rec__pools_free(rec_writer *w)
 {
     if (!w->pools)
         return;
-    for (unsigned i = 0; i < rec__npools; i++) {
+    for (unsigned i = 0; i < w->npools; i++) {
         struct rec__pool *p = &w->pools[i];
         uint32_t n = atomic_load_explicit(&p->count, memory_order_relaxed);
         for (uint32_t id = 1; id <= n; id++)

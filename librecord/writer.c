@@ -224,6 +224,11 @@ static void compress_metadata(void)
 
 static int write_metadata(rec_writer *w)
 {
+    /* A borrowed schema is written once or a few times (rec-start's
+     * replacement chunks): not worth compressing. */
+    if (w->meta)
+        return stage_block(w, REC_BLOCK_METADATA, 0, w->meta, w->meta_len,
+                           w->meta_len);
     if (!w->opt.no_compress) {
         pthread_once(&meta_once, compress_metadata);
         if (meta_z)
@@ -590,6 +595,7 @@ static void writer_free(rec_writer *w)
         free(b);
     }
     rec__pools_free(w);
+    rec__schema_free(w->schema);
     free(w->pending);
     free(w->zbuf);
     free(w->obuf);
@@ -602,13 +608,14 @@ static void writer_free(rec_writer *w)
 }
 
 static int writer_open(rec_writer **out, const char *path, int fd,
-                       const rec_writer_options *opt, const rec__seal_at *at);
+                       const rec_writer_options *opt, const rec__seal_at *at,
+                       const rec__foreign *f);
 
 int rec_writer_open(rec_writer **out, const char *path, const rec_writer_options *opt)
 {
     if (!out || !path)
         return REC_EINVAL;
-    return writer_open(out, path, -1, opt, NULL);
+    return writer_open(out, path, -1, opt, NULL, NULL);
 }
 
 /* The caller created (or opened for append) the file itself: exclusively,
@@ -617,16 +624,29 @@ int rec_writer_open_fd(rec_writer **out, int fd, const rec_writer_options *opt)
 {
     if (!out || fd < 0 || (opt && opt->overwrite))
         return REC_EINVAL;
-    return writer_open(out, NULL, fd, opt, NULL);
+    return writer_open(out, NULL, fd, opt, NULL, NULL);
 }
 
 int rec__writer_open_at(rec_writer **out, int fd, const rec__seal_at *at)
 {
-    return writer_open(out, NULL, fd, NULL, at);
+    return writer_open(out, NULL, fd, NULL, at, NULL);
+}
+
+int rec__writer_open_schema(rec_writer **out, int fd, const rec_writer_options *opt,
+                            const rec__foreign *f)
+{
+    if (!out || fd < 0 || (opt && opt->overwrite)) {
+        rec__schema_free(f->schema);
+        if (fd >= 0)
+            close(fd);
+        return REC_EINVAL;
+    }
+    return writer_open(out, NULL, fd, opt, NULL, f);
 }
 
 static int writer_open(rec_writer **out, const char *path, int fd,
-                       const rec_writer_options *opt, const rec__seal_at *at)
+                       const rec_writer_options *opt, const rec__seal_at *at,
+                       const rec__foreign *f)
 {
     *out = NULL;
     rec_writer_options o;
@@ -644,22 +664,32 @@ static int writer_open(rec_writer **out, const char *path, int fd,
         1000000000u % o.tick_ns != 0 || (o.overwrite && o.append)) {
         if (fd >= 0)
             close(fd);
+        if (f)
+            rec__schema_free(f->schema);
         return REC_EINVAL;
     }
     rec_writer *w = calloc(1, sizeof *w);
     if (!w) {
         if (fd >= 0)
             close(fd);
+        if (f)
+            rec__schema_free(f->schema);
         return REC_ENOMEM;
     }
     w->fd = -1;
+    if (f) {
+        w->schema = f->schema;      /* writer_free() frees it from here on */
+        w->meta = f->meta;
+        w->meta_len = f->meta_len;
+    }
     w->opt = o;
     w->ticks_per_s = 1000000000u / o.tick_ns;
     atomic_init(&w->gen, 1);
     pthread_mutex_init(&w->wlock, NULL);
     pthread_mutex_init(&w->slock, NULL);
     pthread_mutex_init(&w->hlock, NULL);
-    int rc = rec__pools_init(w);
+    int rc = f ? rec__pools_init(w, f->pool_ids, f->npools)
+               : rec__pools_init(w, NULL, 0);
     if (!rc && !(w->lz4 = malloc((size_t)LZ4_sizeofState())))
         rc = REC_ENOMEM;
     if (rc) {

@@ -67,3 +67,17 @@ dist_check_SCRIPTS += tests/test-start.sh tests/test-start-exit.sh \
 # perf_event_open denied by a seccomp filter (the engine's fallback test).
 check_PROGRAMS += tests/noperf
 tests_noperf_SOURCES = tests/noperf.c
+
+# The chunk rec-start -o - writes in place of a dropped one, from a schema
+# this build does not have (start-drop.c called directly).
+check_PROGRAMS += tests/test-start-drop
+tests_test_start_drop_SOURCES = tests/test-start-drop.c tests/recbuild.h \
+	tools/start/start-drop.c tools/start/start-summary.c
+tests_test_start_drop_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests \
+	-I$(top_srcdir)/tools/start -I$(top_srcdir)/tools/cli \
+	-I$(top_srcdir)/librecord $(LZ4_CFLAGS)
+# static: start-drop.c uses rec__crc32c, which the shared library keeps local
+tests_test_start_drop_LDFLAGS = -static
+tests_test_start_drop_LDADD = tools/cli/libreccli.la librecord/librecord.la \
+	$(LZ4_LIBS) -lm
+TESTS += tests/test-start-drop

@@ -344,6 +344,42 @@ const rec_type *rec_reader_type(const rec_reader *r, size_t i);
 const rec_type *rec_reader_type_by_name(const rec_reader *r, const char *name);
 
 /* ------------------------------------------------------------------ */
+/* Writing what was read, by its own schema (man librecord(3),        */
+/* COPYING EVENTS)                                                    */
+/* ------------------------------------------------------------------ */
+
+/* rec_writer_open_fd() for a writer whose chunks carry the schema of the
+ * reader's current chunk (its METADATA payload as it is) instead of the
+ * compiled-in one: what it writes keeps fields and types this library
+ * does not know. The writer keeps its own copy; r may be closed after.
+ * Only the functions below write through it (rec_emit_<Event>() and
+ * rec_intern_<Type>() encode by the compiled-in schema). */
+int rec_writer_open_like(rec_writer **out, int fd, const rec_writer_options *opt,
+                         const rec_reader *r);
+
+/* Emit ev, read from a chunk with the writer's schema, with all of its
+ * fields: referenced entries are interned from their values, recursively,
+ * so the writer's chunk needs nothing of the reader's; ticks are converted
+ * to the writer's resolution. A reference to an entry the chunk did not
+ * define is written null (REC_ENOTFOUND if the field is not nullable).
+ * REC_EINVAL: the writer's schema has no such type with the same fields. */
+int rec_emit_event(rec_stream *s, const rec_event *ev);
+
+/* Emit an event of type t (of the writer's schema or one with the same
+ * fields) from values, rec_type_nfields(t) of them in field order, with
+ * the kinds rec_event_get() returns. Ticks fields are CLOCK_MONOTONIC ns
+ * as for rec_emit_<Event>() (0: now). A REC_REF value with an entry is
+ * interned from it; with entry NULL, ref.id is an id of this writer (from
+ * rec_intern_entry() or rec_intern_values()), 0 for null. */
+int rec_emit_values(rec_stream *s, const rec_type *t, const rec_value *values);
+
+/* Intern a pool entry read from a chunk (recursively) or built from
+ * values, as rec_emit_event() and rec_emit_values() do. */
+int rec_intern_entry(rec_writer *w, const rec_entry *e, rec_id *id);
+int rec_intern_values(rec_writer *w, const rec_type *t, const rec_value *values,
+                      rec_id *id);
+
+/* ------------------------------------------------------------------ */
 /* Following a recording as it is written (man librecord(3),          */
 /* FOLLOWING A RECORDING)                                             */
 /* ------------------------------------------------------------------ */

@@ -5,12 +5,17 @@
  * Nothing is lost silently: the dropped chunk is read back, its samples
  * are summed per thread into CPUTimeSampleLost events with reason
  * stream-dropped (what rec-cpu, rec-summary and rec-dump then show as
- * lost CPU), and its other events - thread starts and ends with their
- * kernel CPU figures, losses, settings, process and module information -
- * are carried over unchanged, so that per-thread accounting still adds up.
- * The replacement is written with librecord's writer into a scratch
- * in-memory file, and its header is then given the dropped chunk's place
- * in the recording (index, start time, writer).
+ * lost CPU), and every other event - thread starts and ends with their
+ * kernel CPU figures, losses, settings, process and module information,
+ * and whatever a later schema adds - is carried over with all of its
+ * fields, so that per-thread accounting still adds up. The copy goes by
+ * the dropped chunk's own metadata (rec_writer_open_like(),
+ * rec_emit_event()), not by the schema this program was built with: a
+ * field or event type it does not know survives, and the entries events
+ * refer to are re-interned so the replacement stands alone. The
+ * replacement is written into a scratch in-memory file, and its header is
+ * then given the dropped chunk's place in the recording (index, start
+ * time, writer).
  */
 #include <config.h>
 #include "start.h"
@@ -31,19 +36,24 @@
 
 #define REASON "stream-dropped"
 
-/* A thread's dropped samples. */
+/* A thread's dropped samples. Its entry is interned at once: the last
+ * losses are emitted after the reader has looked past the chunk, which
+ * frees the chunk's entries. */
 typedef struct acc {
     uint64_t tid, pid, samples, ns, last_ns;
-    char name[64];
-    bool has_name;
+    rec_id thread;              /* in the replacement */
 } acc;
 
 typedef struct copier {
     rec_writer *w;
     rec_stream *st;
+    const rec_type *lost;       /* CPUTimeSampleLost of the chunk's schema */
+    const rec_type *thread;     /* Thread of the chunk's schema */
+    rec_id reason;
     uint64_t tps;
     acc *acc;
     size_t nacc, cap;
+    uint64_t samples, ns;       /* all threads', for the caller */
     int err;
 } copier;
 
@@ -69,43 +79,82 @@ static uint64_t u(const rec_event *ev, const rec_entry *e, const char *name)
     return v.kind == REC_UINT ? v.v.u : 0;
 }
 
-static bool b(const rec_event *ev, const char *name)
-{
-    rec_value v = field(ev, NULL, name);
-    return v.kind == REC_BOOL && v.v.b;
-}
-
-/* A ticks field as CLOCK_MONOTONIC ns (the writer's time base). */
+/* A ticks field as CLOCK_MONOTONIC ns (what rec_emit_values() takes). */
 static uint64_t ns(const copier *c, const rec_event *ev, const char *name)
 {
     uint64_t t = u(ev, NULL, name);
     return (uint64_t)((unsigned __int128)t * 1000000000u / c->tps);
 }
 
-static rec_id str(copier *c, const rec_event *ev, const rec_entry *e,
-                  const char *name)
+/* The value a field of a loss event that this code does not fill gets: a
+ * schema may have grown one, and the event must still be written. */
+static rec_value blank(const rec_field_info *f)
 {
-    char buf[4096];
-    rec_id id = 0;
-    if (cli_value_string(field(ev, e, name), buf, sizeof buf) &&
-        rec_intern_cstr(c->w, buf, &id) < 0)
-        c->err = -1;
-    return id;
+    rec_value v = { .kind = REC_NULL };
+    if (f->nullable)
+        return v;
+    if (f->array) {
+        v.kind = REC_ARRAY;
+    } else if (!strcmp(f->type, "boolean")) {
+        v.kind = REC_BOOL;
+    } else if (!strcmp(f->type, "int")) {
+        v.kind = REC_INT;
+    } else if (!strcmp(f->type, "string")) {
+        v.kind = REC_STRING;
+        v.v.str.s = "";
+    } else if (!f->ref) {
+        v.kind = REC_UINT;
+    }
+    return v;                   /* a reference stays null: refused */
 }
 
-static rec_id thread(copier *c, const rec_event *ev, const char *name)
+static void put(const rec_type *t, rec_value *vals, const char *name,
+                rec_value v)
 {
-    rec_value v = field(ev, NULL, name);
-    rec_id id = 0;
-    if (v.kind != REC_REF || !v.v.ref.entry)
-        return 0;
-    const rec_entry *e = v.v.ref.entry;
-    struct rec_Thread t = { .osThreadId = u(NULL, e, "osThreadId"),
-                            .name = str(c, NULL, e, "name"),
-                            .processId = u(NULL, e, "processId") };
-    if (rec_intern_Thread(c->w, &t, &id) < 0)
+    long i = rec_type_field_index(t, name);
+    if (i >= 0)
+        vals[i] = v;
+}
+
+/* The thread's dropped samples so far, as one loss event. */
+static void emit_loss(copier *c, acc *a)
+{
+    rec_value vals[64];
+    const rec_type *t = c->lost;
+    size_t n = t ? rec_type_nfields(t) : 0;
+    if (!a->samples)
+        return;
+    if (!t || n > sizeof vals / sizeof vals[0]) {
         c->err = -1;
-    return id;
+        return;
+    }
+    for (size_t i = 0; i < n; i++)
+        vals[i] = blank(rec_type_field(t, i));
+    put(t, vals, "eventThread", (rec_value){ .kind = REC_REF,
+        .v.ref = { .entry = NULL, .id = a->thread } });
+    put(t, vals, "lostSamples", (rec_value){ .kind = REC_UINT, .v.u = a->samples });
+    put(t, vals, "lostTime", (rec_value){ .kind = REC_UINT, .v.u = a->ns });
+    put(t, vals, "reason", (rec_value){ .kind = REC_REF,
+        .v.ref = { .entry = NULL, .id = c->reason } });
+    put(t, vals, "startTime", (rec_value){ .kind = REC_UINT,
+        .v.u = a->last_ns });
+    if (rec_emit_values(c->st, t, vals) < 0)
+        c->err = -1;
+    c->samples += a->samples;
+    c->ns += a->ns;
+    a->samples = a->ns = 0;
+}
+
+/* An entry of type t with no values: a thread the chunk did not define. */
+static int intern_blank(copier *c, const rec_type *t, rec_id *id)
+{
+    rec_value vals[64];
+    size_t n = t ? rec_type_nfields(t) : 0;
+    if (!t || n > sizeof vals / sizeof vals[0])
+        return -1;
+    for (size_t i = 0; i < n; i++)
+        vals[i] = blank(rec_type_field(t, i));
+    return rec_intern_values(c->w, t, vals, id) < 0 ? -1 : 0;
 }
 
 static acc *acc_of(copier *c, const rec_event *ev)
@@ -125,38 +174,21 @@ static acc *acc_of(copier *c, const rec_event *ev)
         c->acc = a;
         c->cap = cap;
     }
-    acc *a = &c->acc[c->nacc++];
+    acc *a = &c->acc[c->nacc];
     memset(a, 0, sizeof *a);
     a->tid = tid;
     a->pid = pid;
-    a->has_name = e && cli_value_string(field(NULL, e, "name"), a->name,
-                                          sizeof a->name);
+    if (e ? rec_intern_entry(c->w, e, &a->thread) < 0
+          : intern_blank(c, c->thread, &a->thread) < 0)
+        return NULL;
+    c->nacc++;
     return a;
 }
 
-/* The thread's dropped samples so far, as one loss event. */
-static void emit_loss(copier *c, acc *a)
-{
-    rec_id th = 0, name = 0, reason = 0;
-    if (!a->samples)
-        return;
-    if ((a->has_name && rec_intern_cstr(c->w, a->name, &name) < 0) ||
-        rec_intern_Thread(c->w, &(struct rec_Thread){ .osThreadId = a->tid,
-                          .name = name, .processId = a->pid }, &th) < 0 ||
-        rec_intern_cstr(c->w, REASON, &reason) < 0 ||
-        rec_emit_CPUTimeSampleLost(c->st, &(struct rec_CPUTimeSampleLost){
-            .eventThread = th, .lostSamples = a->samples, .lostTime = a->ns,
-            .reason = reason, .startTime = a->last_ns }) < 0)
-        c->err = -1;
-    a->samples = a->ns = 0;
-}
-
-/* One event of the dropped chunk into the replacement. Event types this
- * code does not know are not carried (nor counted: they hold no CPU). */
+/* One event of the dropped chunk into the replacement. */
 static void copy_event(copier *c, const rec_event *ev)
 {
     const char *n = rec_type_name(rec_event_type(ev));
-    int rc = 0;
 
     if (!strcmp(n, "CPUTimeSample")) {
         acc *a = acc_of(c, ev);
@@ -167,80 +199,27 @@ static void copy_event(copier *c, const rec_event *ev)
         a->samples++;
         a->ns += u(ev, NULL, "samplingPeriod");
         a->last_ns = ns(c, ev, "startTime");
-    } else if (!strcmp(n, "CPUTimeSampleLost")) {
-        rc = rec_emit_CPUTimeSampleLost(c->st, &(struct rec_CPUTimeSampleLost){
-            .eventThread = thread(c, ev, "eventThread"),
-            .lostSamples = u(ev, NULL, "lostSamples"),
-            .lostTime = u(ev, NULL, "lostTime"),
-            .reason = str(c, ev, NULL, "reason"),
-            .startTime = ns(c, ev, "startTime") });
-    } else if (!strcmp(n, "ThreadStart")) {
-        rc = rec_emit_ThreadStart(c->st, &(struct rec_ThreadStart){
-            .eventThread = thread(c, ev, "eventThread"),
-            .parentThread = thread(c, ev, "parentThread"),
-            .cpuTime = u(ev, NULL, "cpuTime"),
-            .startTime = ns(c, ev, "startTime"),
-            .engine = str(c, ev, NULL, "engine") });
-    } else if (!strcmp(n, "ThreadEnd")) {
+        return;
+    }
+    if (!strcmp(n, "ThreadEnd")) {
         /* The thread's losses come before its end, as the sampler's do. */
         acc *a = acc_of(c, ev);
         if (a)
             emit_loss(c, a);
-        rc = rec_emit_ThreadEnd(c->st, &(struct rec_ThreadEnd){
-            .eventThread = thread(c, ev, "eventThread"),
-            .cpuTime = u(ev, NULL, "cpuTime"),
-            .snapshot = b(ev, "snapshot"),
-            .startTime = ns(c, ev, "startTime") });
-    } else if (!strcmp(n, "RecordingSettings")) {
-        rc = rec_emit_RecordingSettings(c->st, &(struct rec_RecordingSettings){
-            .throttle = str(c, ev, NULL, "throttle"),
-            .samplingPeriod = u(ev, NULL, "samplingPeriod"),
-            .signal = u(ev, NULL, "signal"),
-            .unwinder = str(c, ev, NULL, "unwinder"),
-            .stackDepth = u(ev, NULL, "stackDepth"),
-            .queueCapacity = u(ev, NULL, "queueCapacity"),
-            .startTime = ns(c, ev, "startTime"),
-            .engine = str(c, ev, NULL, "engine"),
-            .engineNote = str(c, ev, NULL, "engineNote") });
-    } else if (!strcmp(n, "ProcessInfo")) {
-        rc = rec_emit_ProcessInfo(c->st, &(struct rec_ProcessInfo){
-            .processId = u(ev, NULL, "processId"),
-            .parentProcessId = u(ev, NULL, "parentProcessId"),
-            .executable = str(c, ev, NULL, "executable"),
-            .commandLine = str(c, ev, NULL, "commandLine"),
-            .hostName = str(c, ev, NULL, "hostName"),
-            .runId = str(c, ev, NULL, "runId"),
-            .startTime = ns(c, ev, "startTime") });
-    } else if (!strcmp(n, "CPUInfo")) {
-        rc = rec_emit_CPUInfo(c->st, &(struct rec_CPUInfo){
-            .onlineCpus = u(ev, NULL, "onlineCpus"),
-            .availableCpus = u(ev, NULL, "availableCpus"),
-            .clockTickHz = u(ev, NULL, "clockTickHz"),
-            .model = str(c, ev, NULL, "model"),
-            .startTime = ns(c, ev, "startTime") });
-    } else if (!strcmp(n, "ModuleLoad")) {
-        rec_value v = field(ev, NULL, "module");
-        const rec_entry *e = v.kind == REC_REF ? v.v.ref.entry : NULL;
-        rec_id m = 0;
-        if (e && rec_intern_Module(c->w, &(struct rec_Module){
-                .path = str(c, NULL, e, "path"),
-                .buildId = str(c, NULL, e, "buildId"),
-                .baseAddress = u(NULL, e, "baseAddress"),
-                .size = u(NULL, e, "size") }, &m) == 0)
-            rc = rec_emit_ModuleLoad(c->st, &(struct rec_ModuleLoad){
-                .module = m, .startTime = ns(c, ev, "startTime") });
-    } else if (!strcmp(n, "ProcessUsage")) {
-        rc = rec_emit_ProcessUsage(c->st, &(struct rec_ProcessUsage){
-            .userTime = u(ev, NULL, "userTime"),
-            .systemTime = u(ev, NULL, "systemTime"),
-            .maxRss = u(ev, NULL, "maxRss"),
-            .voluntarySwitches = u(ev, NULL, "voluntarySwitches"),
-            .involuntarySwitches = u(ev, NULL, "involuntarySwitches"),
-            .startTime = ns(c, ev, "startTime"),
-            .samplerCpuTime = u(ev, NULL, "samplerCpuTime") });
     }
-    if (rc < 0)
+    if (rec_emit_event(c->st, ev) < 0)
         c->err = -1;
+}
+
+/* The String entry of the loss reason, by the chunk's schema. */
+static int intern_reason(copier *c, const rec_reader *r)
+{
+    const rec_type *s = rec_reader_type_by_name(r, "String");
+    rec_value v = { .kind = REC_STRING,
+                    .v.str = { .s = REASON, .len = sizeof REASON - 1 } };
+    if (!s || rec_type_nfields(s) != 1)
+        return -1;
+    return rec_intern_values(c->w, s, &v, &c->reason) < 0 ? -1 : 0;
 }
 
 static void put32(uint8_t *p, uint32_t v)
@@ -297,7 +276,7 @@ int start_drop_chunk(int mfd, uint64_t off, uint8_t **out, size_t *outlen,
         wo.tick_ns = (uint32_t)(1000000000u / c.tps);
     if ((wfd = memfd_create("rec-drop", MFD_CLOEXEC)) < 0)
         goto out;
-    rc = rec_writer_open_fd(&c.w, wfd, &wo);
+    rc = rec_writer_open_like(&c.w, wfd, &wo, r);
     wfd = -1;               /* the writer's, also on failure */
     if (rc < 0) {
         rc = -1;
@@ -305,18 +284,20 @@ int start_drop_chunk(int mfd, uint64_t off, uint8_t **out, size_t *outlen,
         goto out;
     }
     rc = -1;
-    if (rec_stream_open(c.w, &c.st) < 0)
+    c.lost = rec_reader_type_by_name(r, "CPUTimeSampleLost");
+    c.thread = rec_reader_type_by_name(r, "Thread");
+    if (intern_reason(&c, r) < 0 || rec_stream_open(c.w, &c.st) < 0)
         goto out;
     while (rec_reader_next(r, &ev) > 0) {
         if (rec_reader_chunk(r, &ci) < 0 || ci.offset != off)
             break;
         copy_event(&c, ev);
     }
-    for (size_t i = 0; i < c.nacc; i++) {
-        ds->samples += c.acc[i].samples;
-        ds->cpu_ns += c.acc[i].ns;
+    for (size_t i = 0; i < c.nacc; i++)
         emit_loss(&c, &c.acc[i]);
-    }
+    /* also those of threads that ended in the chunk, already emitted */
+    ds->samples = c.samples;
+    ds->cpu_ns = c.ns;
     rec_stream_close(c.st);
     c.st = NULL;
     if (c.err || rec_writer_rotate(c.w) < 0)
