@@ -49,8 +49,10 @@ check "good files around a missing one are printed" sh -c "[ \$(wc -l <'$TMP/out
 # bytes) in process: the intact events before the damage, then the end or
 # an error code, and a "FILE: chunk I, offset N: WHAT" message. Here, what
 # only the tools do: all 122 through one rec-dump and one rec-summary (no
-# signal, exit 1, one located error line per file), and ten of them one by
-# one (exit 1, the error line, the events before it, --json closed).
+# signal, exit 1, one located error line per file, each file's events
+# before its error: the intact prefix, as many as rec-summary counts), and
+# ten of them one by one (exit 1, the error line, the events before it,
+# --json closed).
 size=$(wc -c <"$REC")
 full=$(wc -l <"$GOLDEN/basic.ndjson")
 step=$(( size / 61 + 1 ))
@@ -86,12 +88,20 @@ error_lines() {
 status_is 1 "rec-dump --ndjson on $cases damaged recordings" "$REC_DUMP" --ndjson $(cat "$TMP/d.files")
 check "rec-dump: one located error line for each of $cases" error_lines rec-dump "$TMP/err"
 check "rec-dump: every NDJSON line printed parses" sh -c "jq -c . '$TMP/out' >/dev/null"
+mv "$TMP/out" "$TMP/d.ndjson"
 # shellcheck disable=SC2046
 status_is 1 "rec-dump --json on $cases damaged recordings" "$REC_DUMP" --json $(cat "$TMP/d.files")
 check "rec-dump: --json output stays one valid array" jq -e 'type == "array"' "$TMP/out"
 # shellcheck disable=SC2046
 status_is 1 "rec-summary --json on $cases damaged recordings" "$REC_SUMMARY" --json $(cat "$TMP/d.files")
 check "rec-summary: one located error line for each of $cases" error_lines rec-summary "$TMP/err"
+# each file's events, as many as rec-summary counts in it, were printed
+# before its error line: a prefix of the intact recording's
+jq -r '"\(.file) \(.events)"' "$TMP/out" >"$TMP/d.counts"
+while read -r _f n; do head -n "$n" "$GOLDEN/basic.ndjson"; done <"$TMP/d.counts" >"$TMP/d.want"
+check "rec-summary reports on each of $cases" sh -c "cut -d' ' -f1 '$TMP/d.counts' | cmp -s - '$TMP/d.files'"
+check "rec-dump: each file's events printed are the intact prefix rec-summary counts" \
+    cmp -s "$TMP/d.want" "$TMP/d.ndjson"
 
 # The first chunk alone ends cleanly; damage after it leaves its events.
 chunk0=$(od -An -tu4 -j24 -N4 "$REC" | tr -d ' ')
