@@ -16,5 +16,7 @@ check_PROGRAMS += tests/test-seal
 TESTS += tests/test-seal
 tests_test_seal_LDADD = librecord/librecord.la
 $(tests_test_seal_OBJECTS): librecord/rec/events.h
-TESTS += tests/test-recgen.sh
-dist_check_SCRIPTS += tests/test-recgen.sh
+# Shell tests: listed once, run and distributed.
+RECORD_SH_TESTS = tests/test-recgen.sh
+TESTS += $(RECORD_SH_TESTS)
+dist_check_SCRIPTS += $(RECORD_SH_TESTS)

@@ -44,10 +44,11 @@ tests_hazards_earlymain_SOURCES = tests/hazards/earlymain.c tests/hazards/hazard
 tests_hazards_earlymain_LDADD = tests/hazards/libhzearly.la $(PTHREAD_LIBS)
 tests_hazards_api_LDADD = libsampler/libsampler.la librecord/librecord.la $(PTHREAD_LIBS)
 
-TESTS += tests/test-sampler tests/test-jit tests/test-sampler-hazards.sh \
+# Shell tests: listed once, run and distributed.
+SAMPLER_SH_TESTS = tests/test-sampler-hazards.sh \
 	tests/test-sampler-hazards-perf.sh
-dist_check_SCRIPTS += tests/test-sampler-hazards.sh \
-	tests/test-sampler-hazards-perf.sh
+TESTS += tests/test-sampler tests/test-jit $(SAMPLER_SH_TESTS)
+dist_check_SCRIPTS += $(SAMPLER_SH_TESTS)
 # The Go hazard program (built by the test when go is installed) and the
 # build cache the test keeps in the build directory.
 EXTRA_DIST += tests/hazards/go/main.go tests/hazards/go/go.mod

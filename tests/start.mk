@@ -53,16 +53,14 @@ tests_test_symbols_CFLAGS = $(AM_CFLAGS) $(PTHREAD_CFLAGS) -fno-optimize-sibling
 tests_test_symbols_LDADD = librecord/librecord.la $(ELF_LIBS) $(LZMA_LIBS) \
 	$(PTHREAD_LIBS) -ldl
 
-TESTS += tests/test-symbols tests/test-start.sh tests/test-start-exit.sh \
+# Shell tests: listed once, run and distributed.
+START_SH_TESTS = tests/test-start.sh tests/test-start-exit.sh \
 	tests/test-start-follow.sh tests/test-stacks.sh tests/test-start-losses.sh \
 	tests/test-start-runs.sh tests/test-start-engine.sh \
 	tests/test-start-full.sh tests/test-start-stream.sh tests/test-start-names.sh \
 	tests/test-start-retention.sh
-dist_check_SCRIPTS += tests/test-start.sh tests/test-start-exit.sh \
-	tests/test-start-follow.sh tests/test-stacks.sh tests/test-start-losses.sh \
-	tests/test-start-runs.sh tests/test-start-engine.sh \
-	tests/test-start-full.sh tests/test-start-stream.sh tests/test-start-names.sh \
-	tests/test-start-retention.sh
+TESTS += tests/test-symbols $(START_SH_TESTS)
+dist_check_SCRIPTS += $(START_SH_TESTS)
 
 # perf_event_open denied by a seccomp filter (the engine's fallback test).
 check_PROGRAMS += tests/noperf

@@ -44,12 +44,18 @@ status_is 1 "good, missing, good" "$REC_DUMP" --ndjson "$REC" "$TMP/missing.rec"
 n1=$("$REC_DUMP" --ndjson "$REC" | wc -l)
 check "good files around a missing one are printed" sh -c "[ \$(wc -l <'$TMP/out') -eq $((2 * n1)) ]"
 
-# Cut the recording at many sizes and flip bytes in it: the tools must
-# never die of a signal, exit 0 or 1, print a valid JSON prefix, and on exit
-# 1 print exactly one located error line.
+# Damaged recordings. tests/test-reader-damage reads the 122 damaged copies
+# of this recording (cut, and one byte xored with 0x5a, every size/61+1
+# bytes) in process: the intact events before the damage, then the end or
+# an error code, and a "FILE: chunk I, offset N: WHAT" message. Here, what
+# only the tools do: all 122 through one rec-dump and one rec-summary (no
+# signal, exit 1, one located error line per file, each file's events
+# before its error: the intact prefix, as many as rec-summary counts), and
+# ten of them one by one (exit 1, the error line, the events before it,
+# --json closed).
 size=$(wc -c <"$REC")
 full=$(wc -l <"$GOLDEN/basic.ndjson")
-bad=0 cases=0 prefix_bad=0 json_bad=0 line_bad=0 n_err=0 n_ok=0
+step=$(( size / 61 + 1 ))
 damage() {   # damage KIND N OUT
     case $1 in
     cut) head -c "$2" "$REC" >"$3" ;;
@@ -61,42 +67,68 @@ damage() {   # damage KIND N OUT
             dd of="$3" bs=1 seek="$2" conv=notrunc 2>/dev/null ;;
     esac
 }
-step=$(( size / 61 + 1 ))
+mkdir "$TMP/d" || exit 99
+cases=0
 for kind in cut flip; do
     i=0
     while [ $i -lt "$size" ]; do
-        damage $kind $i "$TMP/d.rec"
+        damage $kind $i "$TMP/d/$kind-$i.rec"
         cases=$((cases + 1))
-        "$REC_DUMP" --ndjson "$TMP/d.rec" >"$TMP/d.out" 2>"$TMP/d.err"
-        s=$?
-        case $s in
-        0) n_ok=$((n_ok + 1)) ;;
-        1) n_err=$((n_err + 1)) ;;
-        *) bad=$((bad + 1)); diag "$kind at $i: rec-dump exit $s" ;;
-        esac
-        # the events printed are a prefix of the intact recording's (a flip
-        # inside a payload is caught by its checksum before any of it shows)
-        if ! head -n "$(wc -l <"$TMP/d.out")" "$GOLDEN/basic.ndjson" | cmp -s - "$TMP/d.out"; then
-            prefix_bad=$((prefix_bad + 1)); diag "$kind at $i: output is not a prefix"
-        fi
-        if [ $s -eq 1 ] && { [ "$(wc -l <"$TMP/d.err")" -ne 1 ] ||
-                             ! grep -Eq "$ERRLINE" "$TMP/d.err"; }; then
-            line_bad=$((line_bad + 1)); diag "$kind at $i: $(head -2 "$TMP/d.err")"
-        fi
-        "$REC_DUMP" --json "$TMP/d.rec" 2>/dev/null | jq -e 'type == "array"' >/dev/null 2>&1 ||
-            { json_bad=$((json_bad + 1)); diag "$kind at $i: --json output does not parse"; }
-        "$REC_SUMMARY" --json "$TMP/d.rec" >"$TMP/s.out" 2>"$TMP/s.err"
-        s=$?
-        if [ $s -ne 0 ] && [ $s -ne 1 ]; then
-            bad=$((bad + 1)); diag "$kind at $i: rec-summary exit $s"
-        fi
         i=$((i + step))
     done
 done
-ok $bad "no crash on $cases damaged recordings (exit 0 or 1)"
-ok $prefix_bad "damaged recordings print a prefix of the events"
-ok $line_bad "exit 1 comes with one 'chunk i, offset n' error line"
-ok $json_bad "--json output stays one valid array"
-diag "intact recording: $full events, $size bytes; damaged: $n_err errors, $n_ok read to the end"
-ok $(( n_err < cases / 2 )) "most damage is reported as an error ($n_err of $cases)"
+printf '%s\n' "$TMP"/d/*.rec | sort >"$TMP/d.files"
+
+# error_lines TOOL ERR: one located error line per damaged file, naming it
+error_lines() {
+    [ "$(wc -l <"$2")" -eq "$cases" ] && ! grep -Evq "$ERRLINE" "$2" &&
+        sed -E "s/^$1: ([^:]+): chunk .*/\\1/" "$2" | sort | cmp -s - "$TMP/d.files"
+}
+# shellcheck disable=SC2046
+status_is 1 "rec-dump --ndjson on $cases damaged recordings" "$REC_DUMP" --ndjson $(cat "$TMP/d.files")
+check "rec-dump: one located error line for each of $cases" error_lines rec-dump "$TMP/err"
+check "rec-dump: every NDJSON line printed parses" sh -c "jq -c . '$TMP/out' >/dev/null"
+mv "$TMP/out" "$TMP/d.ndjson"
+# shellcheck disable=SC2046
+status_is 1 "rec-dump --json on $cases damaged recordings" "$REC_DUMP" --json $(cat "$TMP/d.files")
+check "rec-dump: --json output stays one valid array" jq -e 'type == "array"' "$TMP/out"
+# shellcheck disable=SC2046
+status_is 1 "rec-summary --json on $cases damaged recordings" "$REC_SUMMARY" --json $(cat "$TMP/d.files")
+check "rec-summary: one located error line for each of $cases" error_lines rec-summary "$TMP/err"
+# each file's events, as many as rec-summary counts in it, were printed
+# before its error line: a prefix of the intact recording's
+jq -r '"\(.file) \(.events)"' "$TMP/out" >"$TMP/d.counts"
+while read -r _f n; do head -n "$n" "$GOLDEN/basic.ndjson"; done <"$TMP/d.counts" >"$TMP/d.want"
+check "rec-summary reports on each of $cases" sh -c "cut -d' ' -f1 '$TMP/d.counts' | cmp -s - '$TMP/d.files'"
+check "rec-dump: each file's events printed are the intact prefix rec-summary counts" \
+    cmp -s "$TMP/d.want" "$TMP/d.ndjson"
+
+# The first chunk alone ends cleanly; damage after it leaves its events.
+chunk0=$(od -An -tu4 -j24 -N4 "$REC" | tr -d ' ')
+head -c "$chunk0" "$REC" >"$TMP/chunk0.rec"
+status_is 0 "rec-dump --ndjson on the first chunk ($chunk0 bytes)" "$REC_DUMP" --ndjson "$TMP/chunk0.rec"
+n0=$(wc -l <"$TMP/out")
+ok $(( n0 == 0 || n0 >= full )) "the first chunk holds $n0 of the $full events"
+
+for c in cut-0 cut-$step cut-$((30 * step)) cut-$((40 * step)) cut-$((60 * step)) \
+         flip-0 flip-$step flip-$((31 * step)) flip-$((32 * step)) flip-$((60 * step)); do
+    f=$TMP/d/$c.rec
+    at=${c#*-}
+    [ "$at" -ge "$chunk0" ] && least=$n0 || least=0
+    status_is 1 "$c: rec-dump --ndjson" "$REC_DUMP" --ndjson "$f"
+    if [ "$(wc -l <"$TMP/err")" -eq 1 ] && grep -Eq "$ERRLINE" "$TMP/err" &&
+       grep -q "^rec-dump: $f: chunk " "$TMP/err"; then
+        ok 0 "$c: one located error line: $(cat "$TMP/err")"
+    else
+        ok 1 "$c: one located error line"
+        diag_file "$TMP/err" 3
+    fi
+    n=$(wc -l <"$TMP/out")
+    head -n "$n" "$GOLDEN/basic.ndjson" | cmp -s - "$TMP/out"
+    ok $(( $? != 0 || n < least )) "$c: the $n events before the error printed (at least $least, the intact prefix)"
+    "$REC_DUMP" --json "$f" >"$TMP/json" 2>/dev/null
+    check "$c: --json output is one array of $n" jq -e "type == \"array\" and length == $n" "$TMP/json"
+    status_is 1 "$c: rec-summary --json" "$REC_SUMMARY" --json "$f"
+    check "$c: rec-summary counts $n events" jq -e ".events == $n" "$TMP/out"
+done
 done_testing

@@ -7,10 +7,17 @@
  *    with REC_ETRUNCATED;
  *  - one bit flipped at every third byte: no crash, and the events delivered are
  *    a prefix of the intact recording's events (all of them on a clean end).
+ * Then the committed recording tests/data/golden/basic.rec, cut and with a
+ * byte xored with 0x5a at 122 offsets (the damage rec-dump was once run on
+ * case by case in tests/test-dump-errors.sh, which keeps a few of them): the
+ * events delivered are those of the intact blocks before the damage, then
+ * the end or an error code, and the error message reads
+ * "FILE: chunk I, offset N: WHAT" on one line, as the tools print it.
  */
 #include <config.h>
 
 #include <fcntl.h>
+#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -320,9 +327,138 @@ static void damage(bool compress)
     unlink(path);
 }
 
+/* ---- tests/data/golden/basic.rec damaged as test-dump-errors.sh did ---- */
+
+static bool known_code(int rc)
+{
+    static const int codes[] = { REC_ENOMEM, REC_EIO, REC_EINVAL, REC_ECORRUPT,
+                                 REC_ETRUNCATED, REC_EVERSION, REC_ETOOBIG, REC_EMAGIC };
+    for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++)
+        if (rc == codes[i])
+            return true;
+    return false;
+}
+
+/* One damaged file: the checks rec-dump --ndjson made on it, in process.
+ * Returns false (with a diagnostic) if one fails; *err is set on an error,
+ * *nread to the events delivered. */
+static bool golden_case(const char *kind, size_t at, const char *path, size_t want_min,
+                        const uint64_t *fps, size_t total, const regex_t *re, bool *err,
+                        size_t *nread)
+{
+    rec_reader *r;
+    const rec_event *ev;
+    size_t n = 0;
+    bool same = true;
+    int rc = rec_reader_open(&r, path, 0);
+    if (rc < 0) {
+        tap_diag("%s at %zu: open: rc %d", kind, at, rc);
+        return false;
+    }
+    while ((rc = rec_reader_next(r, &ev)) == 1) {
+        same = same && n < total && fps[n] == fp_event(ev);
+        n++;
+    }
+    const char *msg = rec_reader_message(r);
+    char copy[1024];
+    snprintf(copy, sizeof copy, "%s", msg ? msg : "(none)");
+    rec_reader_close(r);
+    *err = rc < 0;
+    *nread = n;
+    /* exit 0 or 1: the end, or a known error code */
+    if (rc != 0 && !known_code(rc)) {
+        tap_diag("%s at %zu: rc %d", kind, at, rc);
+        return false;
+    }
+    /* a prefix of the intact events, at least those before the damage, all
+     * of them on a clean end */
+    if (!same || n < want_min || (rc == 0 && n != total)) {
+        tap_diag("%s at %zu: %zu events (want %s%zu of %zu)%s", kind, at, n,
+                 rc == 0 ? "" : "at least ", rc == 0 ? total : want_min, total,
+                 same ? "" : ", events differ");
+        return false;
+    }
+    /* one located line: FILE: chunk I, offset N: WHAT */
+    if (rc < 0 && (!msg || regexec(re, copy, 0, NULL, 0) != 0 ||
+                   strncmp(copy, path, strlen(path)) != 0 || copy[strlen(path)] != ':')) {
+        tap_diag("%s at %zu: rc %d, message: %s", kind, at, rc, copy);
+        return false;
+    }
+    return true;
+}
+
+static void golden(void)
+{
+    char src[1024], path[256];
+    const char *top = getenv("top_srcdir");
+    snprintf(src, sizeof src, "%s/tests/data/golden/basic.rec", top ? top : ".");
+    snprintf(path, sizeof path, "test-reader-damage.%d.golden.rec", (int)getpid());
+
+    FILE *fp = fopen(src, "rb");
+    static uint8_t file[1 << 20];
+    size_t size = fp ? fread(file, 1, sizeof file, fp) : 0;
+    if (fp)
+        fclose(fp);
+    nblocks = nchunks = 0;
+    bool walked = size > 0 && size < sizeof file && walk(file, size);
+    if (!tap_ok(walked, "golden: %s: %zu bytes, %zu chunks, %zu blocks walked", src, size,
+                nchunks, nblocks))
+        return;
+    static uint64_t fps[4096];
+    bool same;
+    int rc;
+    size_t total = read_all(src, fps, 4096, NULL, &rc, &same);
+    tap_ok(rc == 0 && total > 0 && total == intact_events(size),
+           "golden: intact: %zu events, rc %d", total, rc);
+
+    regex_t re;
+    if (regcomp(&re, "^[^:\n]+: chunk [0-9]+, offset [0-9]+: [^\n]+$",
+                REG_EXTENDED | REG_NOSUB) != 0)
+        TAP_BAIL("regcomp");
+    /* the offsets and the damage of test-dump-errors.sh: a cut (head -c)
+     * and one byte xored with 0x5a, every size/61+1 bytes from 0 */
+    size_t step = size / 61 + 1, cases = 0, bad = 0, errors = 0;
+    for (int flip = 0; flip < 2; flip++) {
+        const char *kind = flip ? "flip" : "cut";
+        size_t kbad = 0, kcases = 0;
+        for (size_t i = 0; i < size; i += step, cases++, kcases++) {
+            int fd = open(path, O_WRONLY | O_TRUNC | O_CREAT, 0644);
+            size_t len = flip ? size : i;
+            if (fd < 0 || write(fd, file, len) != (ssize_t)len)
+                TAP_BAIL("cannot write %s", path);
+            if (flip) {
+                uint8_t b = file[i] ^ 0x5a;
+                if (pwrite(fd, &b, 1, (off_t)i) != 1)
+                    TAP_BAIL("pwrite");
+            }
+            close(fd);
+            bool err = false;
+            size_t n = 0, want = intact_events(i);
+            if (!golden_case(kind, i, path, want, fps, total, &re, &err, &n))
+                kbad++;
+            else if (!flip && (n != want || err == (i > 0 && is_chunk_end(i)))) {
+                /* a cut: exactly the intact blocks before it, then the end
+                 * between chunks or an error */
+                tap_diag("cut at %zu: %zu events (want %zu), %s", i, n, want,
+                         err ? "error" : "clean end");
+                kbad++;
+            }
+            errors += err;
+        }
+        tap_ok(kbad == 0, "golden: %s at %zu offsets (every %zu bytes): prefix, code, "
+               "located one-line message (%zu bad)", kind, kcases, step, kbad);
+        bad += kbad;
+    }
+    regfree(&re);
+    unlink(path);
+    tap_ok(errors >= cases / 2, "golden: most damage is reported as an error (%zu of %zu)",
+           errors, cases);
+}
+
 int main(void)
 {
     damage(true);
     damage(false);
+    golden();
     return tap_done();
 }

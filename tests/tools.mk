@@ -13,8 +13,8 @@ tests_mkhostile_SOURCES = tests/mkhostile.c tests/recbuild.h
 tests_mkhostile_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests $(LZ4_CFLAGS)
 tests_mkhostile_LDADD = $(LZ4_LIBS)
 
-TESTS += tests/test-cli-common \
-	tests/test-dump-golden.sh \
+# Shell tests: listed once, run and distributed.
+TOOLS_SH_TESTS = tests/test-dump-golden.sh \
 	tests/test-dump-contract.sh \
 	tests/test-dump-errors.sh \
 	tests/test-dump-corpus.sh \
@@ -25,10 +25,7 @@ TESTS += tests/test-cli-common \
 	tests/test-dump-schema.sh \
 	tests/test-dump-follow.sh tests/test-dump-dir.sh \
 	tests/test-inputs.sh tests/test-tools-mistakes.sh
-dist_check_SCRIPTS += tests/test-dump-golden.sh tests/test-dump-contract.sh \
-	tests/test-dump-errors.sh tests/test-dump-corpus.sh tests/test-dump-hostile.sh \
-	tests/test-summary.sh tests/test-export.sh tests/test-flame.sh \
-	tests/test-dump-schema.sh tests/test-dump-follow.sh tests/test-dump-dir.sh \
-	tests/test-inputs.sh tests/test-tools-mistakes.sh
+TESTS += tests/test-cli-common $(TOOLS_SH_TESTS)
+dist_check_SCRIPTS += $(TOOLS_SH_TESTS)
 EXTRA_DIST += tests/tools-tap.sh
 $(tests_mkgolden_OBJECTS) $(tests_test_cli_common_OBJECTS): librecord/rec/events.h

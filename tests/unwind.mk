@@ -51,11 +51,13 @@ tests_workloads_libunwdf_la_CFLAGS = $(NOFP_CFLAGS) \
 	-fno-asynchronous-unwind-tables -fno-unwind-tables
 tests_workloads_libunwdf_la_LDFLAGS = -module -avoid-version -rpath /nowhere
 
-TESTS += tests/test-unwind-table tests/test-unwind-cache tests/test-unwind.sh tests/test-debug-dir.sh
-dist_check_SCRIPTS += tests/test-unwind.sh tests/test-debug-dir.sh
-# Stacks through JIT code (node, Java) and Python frames (tests/runtimes/).
-TESTS += tests/test-runtimes.sh tests/test-python.sh
-dist_check_SCRIPTS += tests/test-runtimes.sh tests/test-python.sh
+# Shell tests: listed once, run and distributed. test-runtimes and
+# test-python: stacks through JIT code (node, Java) and Python frames
+# (tests/runtimes/).
+UNWIND_SH_TESTS = tests/test-unwind.sh tests/test-debug-dir.sh \
+	tests/test-runtimes.sh tests/test-python.sh
+TESTS += tests/test-unwind-table tests/test-unwind-cache $(UNWIND_SH_TESTS)
+dist_check_SCRIPTS += $(UNWIND_SH_TESTS)
 EXTRA_DIST += tests/runtimes/hot.js tests/runtimes/Hot.java tests/runtimes/hot.py
 # The readers' --debug-dir on a recording of libunws (tests/mkgolden).
 EXTRA_DIST += tests/data/debug-dir/dump-names.txt \
