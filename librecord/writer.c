@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
@@ -239,6 +240,36 @@ static int write_metadata(rec_writer *w)
                        rec__metadata_len, rec__metadata_len);
 }
 
+/* The writer's scratch buffers grow by mmap and mremap, not realloc. A
+ * sampler flushes on its own thread, and may finish the recording while
+ * the thread that opened the writer is stopped inside malloc, holding its
+ * arena's lock, by a signal handler that exits: realloc or free of a
+ * buffer from that arena would wait for the lock forever. Sizes are
+ * rounded up to pages; *cap is the usable size. */
+static int scratch_grow(unsigned char **p, size_t *cap, size_t need)
+{
+    size_t c = *cap ? *cap : 16384;
+    void *n;
+
+    while (c < need)
+        c *= 2;
+    c = (c + 4095) & ~(size_t)4095;
+    n = *p ? mremap(*p, *cap, c, MREMAP_MAYMOVE)
+           : mmap(NULL, c, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                  -1, 0);
+    if (n == MAP_FAILED)
+        return -1;
+    *p = n;
+    *cap = c;
+    return 0;
+}
+
+static void scratch_free(unsigned char *p, size_t cap)
+{
+    if (p)
+        munmap(p, cap);
+}
+
 /* Stage one block (write_staged writes it). */
 static int write_block(rec_writer *w, unsigned kind, const unsigned char *data, size_t len)
 {
@@ -250,11 +281,10 @@ static int write_block(rec_writer *w, unsigned kind, const unsigned char *data, 
     if (!w->opt.no_compress && len > 16) {
         size_t bound = (size_t)LZ4_compressBound((int)len);
         if (bound > w->zcap) {
-            unsigned char *z = realloc(w->zbuf, 2 * bound);   /* room for both ways */
-            if (!z)
+            size_t both = 2 * w->zcap;      /* room for both ways */
+            if (scratch_grow(&w->zbuf, &both, 2 * bound) < 0)
                 return REC_ENOMEM;
-            w->zbuf = z;
-            w->zcap = bound;
+            w->zcap = both / 2;
         }
         int z = compress(w, data, len);
         if (z > 0 && (size_t)z < len) {
@@ -289,7 +319,10 @@ static int stage_block(rec_writer *w, unsigned kind, unsigned flags,
         size_t c = w->ocap ? w->ocap : 16384;
         while (c < need)
             c *= 2;
-        unsigned char *o = need <= STAGE_MAX ? realloc(w->obuf, c) : NULL;
+        unsigned char *o = w->obuf;
+        size_t oc = w->ocap;
+        if (need > STAGE_MAX || scratch_grow(&o, &oc, c) < 0)
+            o = NULL;
         if (!o) {
             /* Larger than a stage, or no memory for it: written alone. */
             struct iovec iov[2] = { { h, sizeof h }, { (void *)payload, stored } };
@@ -297,7 +330,7 @@ static int stage_block(rec_writer *w, unsigned kind, unsigned flags,
             return rc ? rc : append(w, iov, 2, sizeof h + stored);
         }
         w->obuf = o;
-        w->ocap = c;
+        w->ocap = oc;
     }
     memcpy(w->obuf + w->olen, h, sizeof h);
     memcpy(w->obuf + w->olen + sizeof h, payload, stored);
@@ -448,11 +481,8 @@ static int write_pool_blocks(rec_writer *w, struct batch *bt)
                 size_t c = w->pcap ? w->pcap : 4096;
                 while (c < len + e->elen)
                     c *= 2;
-                unsigned char *n = realloc(w->pbuf, c);
-                if (!n)
+                if (scratch_grow(&w->pbuf, &w->pcap, c) < 0)
                     return REC_ENOMEM;
-                w->pbuf = n;
-                w->pcap = c;
             }
             memcpy(w->pbuf + len, e->enc, e->elen);
             len += e->elen;
@@ -597,9 +627,9 @@ static void writer_free(rec_writer *w)
     rec__pools_free(w);
     rec__schema_free(w->schema);
     free(w->pending);
-    free(w->zbuf);
-    free(w->obuf);
-    free(w->pbuf);
+    scratch_free(w->zbuf, 2 * w->zcap);
+    scratch_free(w->obuf, w->ocap);
+    scratch_free(w->pbuf, w->pcap);
     free(w->lz4);
     pthread_mutex_destroy(&w->wlock);
     pthread_mutex_destroy(&w->slock);

@@ -609,11 +609,19 @@ int recs__finish_by_sampler(void)
         .tv_nsec = (long)(deadline % 1000000000u) };
     int err = errno, rc;
 
-    if (!atomic_load(&recs__g.running) || !recs__g.sampler_started ||
-        recs__g.pid != getpid() || atomic_load(&recs__g.quit))
+    if (recs__g.pid != getpid())
         return -1;
-    atomic_store(&finish_req, 1);
-    sem_post(&recs__g.wake);
+    /* Asked already, by another thread (a second fatal signal, sent to
+     * the process, lands on another thread while the first one's finish
+     * runs): that finish is waited for too, instead of ending the process
+     * in the middle of it (running and quit change during it). */
+    if (!atomic_load(&finish_req)) {
+        if (!atomic_load(&recs__g.running) || !recs__g.sampler_started ||
+            atomic_load(&recs__g.quit))
+            return -1;
+        atomic_store(&finish_req, 1);
+        sem_post(&recs__g.wake);
+    }
     while ((rc = sem_clockwait(&finish_done, CLOCK_MONOTONIC, &until)) != 0 &&
            errno == EINTR)
         ;
