@@ -462,6 +462,21 @@ static int leave_chunk(rec_reader *r)
     return 0;
 }
 
+/* The next chunk's header read: its blocks are next (1), or the
+ * recording ends there (0), or an error. */
+static int enter_chunk(rec_reader *r)
+{
+    int rc = open_chunk(r);
+    if (rc < 0)
+        return rc;
+    if (rc == 0) {
+        at_eof(r);
+        return 0;
+    }
+    r->st = ST_BLOCKS;
+    return 1;
+}
+
 /* Advance over chunk ends and non-event blocks until events are ready.
  * Returns 1 when r->dec has events, 0 at the end, or an error. */
 int rec__advance(rec_reader *r, bool stop_at_metadata)
@@ -475,14 +490,8 @@ int rec__advance(rec_reader *r, bool stop_at_metadata)
         case ST_END_EOF:
             return 0;
         case ST_CHUNK:
-            rc = open_chunk(r);
-            if (rc < 0)
+            if ((rc = enter_chunk(r)) <= 0)
                 return rc;
-            if (rc == 0) {
-                at_eof(r);
-                return 0;
-            }
-            r->st = ST_BLOCKS;
             break;
         case ST_BLOCKS:
             if (stop_at_metadata && r->have_meta)
@@ -756,14 +765,8 @@ int rec_reader_next_chunk(rec_reader *r)
             return rc;
     }
     if (r->st == ST_CHUNK) {
-        rc = open_chunk(r);
-        if (rc < 0)
+        if ((rc = enter_chunk(r)) <= 0)
             return rc;
-        if (rc == 0) {
-            at_eof(r);
-            return 0;
-        }
-        r->st = ST_BLOCKS;
         r->walked = true;
         return (rc = walk_streamed(r)) < 0 ? rc : 1;
     }

@@ -52,7 +52,7 @@ struct start_dir {
     uint8_t chdr[REC_CHUNK_HEADER_SIZE];    /* its header as last written */
     kept *files;                /* finished chunk files, oldest first */
     size_t nfiles, cap;
-    uint64_t kept_bytes, deleted_files, deleted_bytes, peak_bytes;
+    uint64_t kept_bytes, deleted_files, deleted_bytes;
     uint64_t last_age_check_ns;
     start_accounted acc;        /* what deleted files accounted for */
     start_tally tally;
@@ -246,7 +246,7 @@ static int keep(start_dir *d, uint64_t size, const uint8_t *h)
 
 /* A new chunk's file: its first header and blocks under a dot name, then
  * the real name. */
-static int create_chunk(start_dir *d, const uint8_t *h, uint64_t size)
+static int create_chunk(start_dir *d, const uint8_t *h)
 {
     char tmp[64], n[64];
 
@@ -257,7 +257,6 @@ static int create_chunk(start_dir *d, const uint8_t *h, uint64_t size)
     if (d->cfd < 0)
         return -1;
     d->copied = REC_CHUNK_HEADER_SIZE;
-    (void)size;
     if (write_all(d->cfd, h, REC_CHUNK_HEADER_SIZE, 0) < 0 ||
         renameat(d->dfd, tmp, d->dfd, n) < 0) {
         int e = errno;
@@ -297,7 +296,7 @@ static void mirror(start_dir *d, bool at_end)
             d->coff += size;
             continue;
         }
-        if (d->cfd < 0 && create_chunk(d, h, size) < 0) {
+        if (d->cfd < 0 && create_chunk(d, h) < 0) {
             failed(d, "create", d->seq);
             return;
         }
@@ -326,9 +325,6 @@ static void mirror(start_dir *d, bool at_end)
             }
             memcpy(d->chdr, h, sizeof h);
         }
-        uint64_t on_disk = d->kept_bytes + size;
-        if (on_disk > d->peak_bytes)
-            d->peak_bytes = on_disk;
         if (h[REC_CH_STATE] != REC_STATE_FINISHED) {
             if (at_end)
                 d->unfinished = true;
