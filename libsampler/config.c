@@ -74,7 +74,22 @@ int recs__config_from_options(recs__config *cfg, const recs_options *o)
     return 0;
 }
 
+static const char *env_get(void *ctx, const char *name)
+{
+    (void)ctx;
+    return getenv(name);
+}
+
 int recs__config_from_env(recs__config *cfg, char *err, size_t errlen)
+{
+    return recs__config_from_vars(cfg, env_get, NULL, err, errlen);
+}
+
+/* The REC_* variables of libsampler(3), from the environment or, when
+ * attached to a running process, from rec-start's lines (attach.c). */
+int recs__config_from_vars(recs__config *cfg,
+                           const char *(*get)(void *ctx, const char *name),
+                           void *ctx, char *err, size_t errlen)
 {
     recs_options o;
     const char *v;
@@ -85,77 +100,77 @@ int recs__config_from_env(recs__config *cfg, char *err, size_t errlen)
     ino_t id_ino = 0;
 
     recs_options_init(&o);
-    o.output = getenv(REC_ENV_OUTPUT);
+    o.output = get(ctx, REC_ENV_OUTPUT);
     /* Created exclusively: rec-start removed what --force allowed. */
 #define BAD(name) do { snprintf(err, errlen, "invalid %s=%s", name, v); \
                        return REC_EINVAL; } while (0)
-    if ((v = getenv(REC_ENV_THROTTLE)) && *v)
+    if ((v = get(ctx, REC_ENV_THROTTLE)) && *v)
         o.throttle = v;
-    if ((v = getenv(REC_ENV_STACK_DEPTH)) && *v) {
+    if ((v = get(ctx, REC_ENV_STACK_DEPTH)) && *v) {
         if (recs__parse_uint(v, 1, RECS_MAX_DEPTH, &n) < 0)
             BAD(REC_ENV_STACK_DEPTH);
         o.stack_depth = (unsigned)n;
     }
-    if ((v = getenv(REC_ENV_STACK_WALKER)) && *v) {
+    if ((v = get(ctx, REC_ENV_STACK_WALKER)) && *v) {
         if (strcmp(v, "cfi") && strcmp(v, "fp"))
             BAD(REC_ENV_STACK_WALKER);
         o.stack_walker = v;
     }
-    if ((v = getenv(REC_ENV_MAX_CHUNK_SIZE)) && *v) {
+    if ((v = get(ctx, REC_ENV_MAX_CHUNK_SIZE)) && *v) {
         if (recs__parse_size(v, &n) < 0 || n < 4096)
             BAD(REC_ENV_MAX_CHUNK_SIZE);
         o.max_chunk_bytes = n;
     }
     uint64_t max_age = 0;
-    if ((v = getenv(REC_ENV_MAX_CHUNK_AGE)) && *v &&
+    if ((v = get(ctx, REC_ENV_MAX_CHUNK_AGE)) && *v &&
         recs__parse_duration(v, &max_age) < 0)
         BAD(REC_ENV_MAX_CHUNK_AGE);
-    if ((v = getenv(REC_ENV_FLUSH_INTERVAL)) && *v) {
+    if ((v = get(ctx, REC_ENV_FLUSH_INTERVAL)) && *v) {
         if (recs__parse_duration(v, &n) < 0 || n < 10000000ull)
             BAD(REC_ENV_FLUSH_INTERVAL);
         o.flush_interval_ns = n;
     }
-    if ((v = getenv(REC_ENV_SIGNAL)) && *v) {
+    if ((v = get(ctx, REC_ENV_SIGNAL)) && *v) {
         if (recs__parse_signal(v, &sig) < 0)
             BAD(REC_ENV_SIGNAL);
         o.signo = sig;
     }
-    if ((v = getenv(REC_ENV_QUEUE_CAPACITY)) && *v) {
+    if ((v = get(ctx, REC_ENV_QUEUE_CAPACITY)) && *v) {
         if (recs__parse_uint(v, 1, 100000, &n) < 0)
             BAD(REC_ENV_QUEUE_CAPACITY);
         o.queue_capacity = (unsigned)n;
     }
-    if ((v = getenv("REC_ENGINE")) && *v) {
+    if ((v = get(ctx, "REC_ENGINE")) && *v) {
         int e;
         if (recs__engine_parse(v, &e) < 0)
             BAD("REC_ENGINE");
         o.engine = v;
     }
-    if ((v = getenv(REC_ENV_APPEND)) && *v) {
+    if ((v = get(ctx, REC_ENV_APPEND)) && *v) {
         if (recs__parse_bool(v, &b) < 0)
             BAD(REC_ENV_APPEND);
         o.append = b;
         o.overwrite = !b;
     }
-    if ((v = getenv(REC_ENV_OUTPUT_ID)) && *v && o.append) {
+    if ((v = get(ctx, REC_ENV_OUTPUT_ID)) && *v && o.append) {
         if (recs__parse_fd_id(v, NULL, &id_dev, &id_ino) < 0)
             BAD(REC_ENV_OUTPUT_ID);
         has_id = true;
     }
-    if ((v = getenv(REC_ENV_THROTTLE)) && *v) {
+    if ((v = get(ctx, REC_ENV_THROTTLE)) && *v) {
         recs__throttle t;
         if (recs__parse_throttle(v, &t) < 0)
             BAD(REC_ENV_THROTTLE);
     }
     /* Read now: the environment is the program's once it runs. */
     bool no_cmd = false;
-    if ((v = getenv(REC_ENV_NO_COMMAND_LINE)) && *v &&
+    if ((v = get(ctx, REC_ENV_NO_COMMAND_LINE)) && *v &&
         recs__parse_bool(v, &no_cmd) < 0)
         BAD(REC_ENV_NO_COMMAND_LINE);
     bool python = true;
-    if ((v = getenv(REC_ENV_PYTHON)) && *v && recs__parse_bool(v, &python) < 0)
+    if ((v = get(ctx, REC_ENV_PYTHON)) && *v && recs__parse_bool(v, &python) < 0)
         BAD(REC_ENV_PYTHON);
-    const char *run_id = getenv(REC_ENV_RUN_ID);
+    const char *run_id = get(ctx, REC_ENV_RUN_ID);
     v = run_id;
     if (v && *v && (strlen(v) != 32 || strspn(v, "0123456789abcdef") != 32))
         BAD(REC_ENV_RUN_ID);
@@ -174,7 +189,7 @@ int recs__config_from_env(recs__config *cfg, char *err, size_t errlen)
     cfg->has_id = has_id;
     cfg->out_dev = id_dev;
     cfg->out_ino = id_ino;
-    if ((v = getenv(REC_ENV_CACHE_DIR)) && !(cfg->cache_dir = strdup(v))) {
+    if ((v = get(ctx, REC_ENV_CACHE_DIR)) && !(cfg->cache_dir = strdup(v))) {
         recs__config_free(cfg);
         return REC_ENOMEM;
     }

@@ -240,7 +240,9 @@ RECS_NO_SANITIZE static void fill_request(recs__thread *t, recs__request *r, con
                          const ucontext_t *uc, uint64_t period)
 {
     struct timespec ts;
-    uint64_t lo = t->stack_lo, hi = t->stack_hi, bx = 0;
+    /* An adopted thread's bounds are published once, hi last. */
+    uint64_t hi = __atomic_load_n(&t->stack_hi, __ATOMIC_ACQUIRE);
+    uint64_t lo = t->stack_lo, bx = 0;
     unsigned stop = RECS_STOP_ROOT;
     uint64_t *frames;
 
@@ -277,6 +279,8 @@ RECS_NO_SANITIZE static void fill_request(recs__thread *t, recs__request *r, con
      * keeps one in all its code) read through the kernel, each return
      * address in known code; the leaf only, cut short (foreign-read),
      * where the kernel refuses. */
+    if (!hi && t->adopted)
+        atomic_store_explicit(&t->seen_sp, r->sp, memory_order_relaxed);
     if (!recs__in_stack(r->sp, 8, lo, hi)) {
         unsigned got = 0;
         int n = recs__fp_walk_foreign(r->fp, r->sp, frames, t->q.depth,
@@ -332,6 +336,8 @@ static void on_signal(int sig, siginfo_t *si, void *ucv)
     }
     atomic_fetch_add(&recs__g.inflight, 1);
     t = recs__self;
+    if (!t && recs__g.attached)
+        t = recs__adopted(recs__gettid());
     if (!t) {
         atomic_fetch_add_explicit(&recs__g.lost_nostate, 1, memory_order_relaxed);
         goto out;

@@ -87,6 +87,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <time.h>
@@ -184,6 +185,9 @@ typedef struct recs__thread {
     uint64_t py_seen[3];           /* Python's thread state and data stack
                                       chunk (start, end) the kernel last
                                       read (python.c) */
+    _Atomic uint64_t seen_sp;      /* adopted thread without stack bounds:
+                                      a stack pointer its handler saw, for
+                                      the sampler thread to find them */
 
     /* Registration, under recs__g.reg_lock. */
     struct recs__thread *prev, *next;
@@ -214,6 +218,13 @@ typedef struct recs__thread {
     bool ended;                    /* exited; on the dead list */
     uint64_t end_ns, end_cpu;
     char name[16];                 /* at exit (prctl PR_GET_NAME) */
+    /* Adopted (attach.c): a thread that was running when the sampler was
+     * attached, or that started without our pthread_create; known by its
+     * tid and its start time in clock ticks (/proc, field 22), reaped when
+     * /proc no longer lists it. */
+    bool adopted;
+    uint64_t adopt_start;
+    uint64_t last_cpu;             /* its CPU clock at the last look */
 
     /* Sampler-owned (under recs__g.drain_lock). */
     rec_id ref;                    /* Thread pool entry */
@@ -314,6 +325,13 @@ typedef struct recs__global {
     dev_t out_dev;                 /* the recording file being written */
     ino_t out_ino;
     int dir_fd;                    /* directory of cfg.output, or -1 */
+    struct rusage usage_base;      /* attached: the process's usage at the
+                                      attach, taken from ProcessUsage's */
+    bool attached;                 /* loaded into a running process by
+                                      rec-start -p (attach.c) */
+    int ctl_fd;                    /* attached: rec-start's control FIFO,
+                                      whose end ends the session, or -1 */
+    _Atomic pid_t sampler_tid;
     int status_fd;                 /* REC_STATUS_FD or -1 */
     dev_t status_dev;              /* what status_fd named at startup */
     ino_t status_ino;
@@ -327,16 +345,26 @@ extern recs__global recs__g;
     .reg_lock = PTHREAD_MUTEX_INITIALIZER,                                  \
     .drain_lock = PTHREAD_MUTEX_INITIALIZER,                                \
     .status_fd = -1,                                                        \
+    .ctl_fd = -1,                                                           \
     .out_fd = -1,                                                           \
     .dir_fd = -1,                                                           \
 }
 extern char recs__timer_cookie;   /* si_value of our timers' signals */
+
+/* attach.c */
+recs__thread *recs__adopted(pid_t tid);            /* Signal-safe. */
+bool recs__attach_poll(void);                      /* sampler thread */
+void recs__attach_release(void);                   /* sampler thread */
 
 /* thread.c */
 recs__thread *recs__thread_new(pid_t parent_tid);   /* caller thread */
 void recs__thread_register(recs__thread *t);        /* link + arm if running */
 void recs__thread_exit(void);                      /* caller thread */
 void recs__thread_free(recs__thread *t);
+recs__thread *recs__thread_adopt(pid_t tid, uint64_t start);  /* attach.c */
+void recs__thread_link_adopted(recs__thread *t);   /* reg_lock held */
+void recs__thread_reap(recs__thread *t);           /* reg_lock held */
+void recs__thread_forget(recs__thread *t);         /* reg_lock held */
 int  recs__thread_arm(recs__thread *t, uint64_t period_ns);  /* reg_lock held */
 void recs__thread_disarm(recs__thread *t);                   /* reg_lock held */
 void recs__thread_pause_timer(recs__thread *t);
@@ -455,6 +483,9 @@ uint64_t recs__now_ns(void);
 /* config.c */
 void recs__config_free(recs__config *cfg);
 int  recs__config_from_env(recs__config *cfg, char *err, size_t errlen);
+int  recs__config_from_vars(recs__config *cfg,
+                            const char *(*get)(void *ctx, const char *name),
+                            void *ctx, char *err, size_t errlen);
 int  recs__config_from_options(recs__config *cfg, const recs_options *o);
 int  recs__config_copy(recs__config *dst, const recs__config *src);
 

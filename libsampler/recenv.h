@@ -42,6 +42,10 @@
  * group reaches the program itself, and the sampler drops the copy
  * (handler.c, recs__forwarded_copy). */
 #define REC_FORWARD_VALUE       0x72656373            /* "recs" */
+/* Attached to a running process (rec-start -p, attach.c): rec-start's
+ * FIFOs, passed among recs_attach()'s lines, not in any environment. */
+#define REC_ENV_ATTACH_CTL      "REC_ATTACH_CTL"      /* closed: detach */
+#define REC_ENV_ATTACH_STATUS   "REC_ATTACH_STATUS"   /* status lines */
 /* Every REC_* variable is rec's: a process that is not recorded starts
  * programs without any of them (env.c). */
 #define REC_ENV_PREFIX          "REC_"

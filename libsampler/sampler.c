@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/time.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -156,6 +157,7 @@ static void *sampler_main(void *arg)
     bool go = program_is_go;
 
     (void)arg;
+    atomic_store(&recs__g.sampler_tid, recs__gettid());
     sem_post(&sampler_running);
     while (!atomic_load(&recs__g.quit)) {
         struct timespec until;
@@ -166,7 +168,8 @@ static void *sampler_main(void *arg)
                        recs__g.cfg.flush_ns : RECS_DRAIN_MAX_NS;
         if (busy)
             nap = busy_nap;
-        else if (recs__g.cfg.flush_auto && idle)
+        /* Attached, new threads are found by looking: not the long naps. */
+        else if (recs__g.cfg.flush_auto && idle && !recs__g.attached)
             nap = nap << idle < RECS_IDLE_MAX_NS ? nap << idle : RECS_IDLE_MAX_NS;
         atomic_store(&recs__g.idle_nap, recs__g.cfg.flush_auto && !busy);
 
@@ -191,6 +194,12 @@ static void *sampler_main(void *arg)
         }
         if (atomic_load(&recs__g.quit))
             break;
+        if (recs__attach_poll()) {
+            /* rec-start let go: stop, and leave the library dormant. */
+            recs__stop(true, true);
+            recs__attach_release();
+            return NULL;
+        }
         now = recs__now_ns();
         if (!recs__g.hijacked && recs__handler_replaced())
             stop_timers_hijacked();
@@ -211,7 +220,8 @@ static void *sampler_main(void *arg)
         recs__uw_reclaim();
         pthread_mutex_lock(&recs__g.drain_lock);
         news = recs__drain_locked(false);
-        recs__untracked_poll();
+        if (!recs__g.attached)
+            recs__untracked_poll();
         busy = recs__g.cfg.flush_auto && news;
         idle = news ? 0 : idle < 4 ? idle + 1 : idle;
         if (busy)
@@ -239,6 +249,8 @@ static void *sampler_main(void *arg)
         if (atomic_load(&recs__write_errno)) {
             /* A full disk, a size limit: stop with what fit. */
             recs__stop(true, true);
+            if (recs__g.attached)
+                recs__attach_release();
             return NULL;
         }
         atomic_store(&recs__g.sampler_cpu_ns, own_cpu_ns());
@@ -414,6 +426,8 @@ static int start_config(const recs__config *cfg)
     atomic_store(&recs__g.timer_failures, 0);
     atomic_store(&recs__g.threads_seen, 0);
     recs__g.pid = getpid();
+    if (recs__g.attached)
+        getrusage(RUSAGE_SELF, &recs__g.usage_base);
 
     rec_writer_options_init(&wo);
     wo.max_chunk_bytes = recs__g.cfg.max_chunk_bytes;
@@ -474,7 +488,7 @@ static int start_config(const recs__config *cfg)
 
     /* The calling thread is sampled too (the main thread under preload;
      * a program's thread that calls recs_start). */
-    if (!recs__self) {
+    if (!recs__self && !recs__g.attached) {
         recs__thread *t = recs__thread_new(0);
         if (t)
             recs__thread_register(t);
@@ -484,7 +498,8 @@ static int start_config(const recs__config *cfg)
     for (recs__thread *t = recs__g.threads; t; t = t->next)
         recs__thread_arm(t, recs__g.period_ns);
     pthread_mutex_unlock(&recs__g.reg_lock);
-    recs__untracked_scan();
+    if (!recs__g.attached)
+        recs__untracked_scan();
     recs__g.last_flush_ns = recs__g.last_reeval_ns = recs__now_ns();
     /* Said here, with this write's errno: a later failing flush on the
      * sampler thread only repeats the writer's error, and its errno is
@@ -534,6 +549,15 @@ static void emit_usage(void)
 
     if (getrusage(RUSAGE_SELF, &ru) != 0)
         return;
+    if (recs__g.attached) {
+        /* The window's: what the process used before us is not in the
+         * recording. */
+        const struct rusage *b = &recs__g.usage_base;
+        timersub(&ru.ru_utime, &b->ru_utime, &ru.ru_utime);
+        timersub(&ru.ru_stime, &b->ru_stime, &ru.ru_stime);
+        ru.ru_nvcsw -= b->ru_nvcsw;
+        ru.ru_nivcsw -= b->ru_nivcsw;
+    }
     memset(&ev, 0, sizeof ev);
     ev.userTime = (uint64_t)ru.ru_utime.tv_sec * 1000000000u +
                   (uint64_t)ru.ru_utime.tv_usec * 1000u;

@@ -111,7 +111,7 @@ void recs__write_failed(int err)
                  strerror(err));
     if (n > (int)sizeof msg - 1)
         n = (int)sizeof msg - 1;
-    if (recs__write_quiet(STDERR_FILENO, msg, (size_t)n) != n) {
+    if (recs__g.attached || recs__write_quiet(STDERR_FILENO, msg, (size_t)n) != n) {
         msg[n - 1] = '\0';
         recs__status_send("error %s", msg);
     }
@@ -157,6 +157,19 @@ void recs__warn_safe(const char *msg)
     const char *parts[] = { who, pid, "): ", msg };
     size_t n = 0;
 
+    if (recs__g.attached) {
+        /* To rec-start, as recs__warn does; no fstat check here, the
+         * descriptor is ours for the session (attach.c). */
+        if (recs__g.status_fd >= 0) {
+            const char *lp[] = { "error ", msg };
+            for (size_t i = 0; i < 2; i++)
+                for (const char *p = lp[i]; *p && n < sizeof buf - 1; p++)
+                    buf[n++] = *p;
+            buf[n++] = '\n';
+            recs__write_quiet(recs__g.status_fd, buf, n);
+        }
+        return;
+    }
     recs__put_u64(pid, (uint64_t)getpid());
     for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
         for (const char *p = parts[i]; *p && n < sizeof buf - 1; p++)
@@ -186,6 +199,13 @@ void recs__warn(const char *fmt, ...)
     for (int i = head; i < n; i++)
         if ((unsigned char)buf[i] < 0x20 || buf[i] == 0x7f)
             buf[i] = '?';
+    /* Attached, the program's stderr is not ours to write to: rec-start
+     * says it. */
+    if (recs__g.attached) {
+        buf[n] = '\0';
+        recs__status_send("error %s", buf + head);
+        return;
+    }
     buf[n++] = '\n';
     recs__write_quiet(STDERR_FILENO, buf, (size_t)n);
 }

@@ -181,6 +181,29 @@ recs__thread *recs__thread_new(pid_t parent_tid)
     return t;
 }
 
+/* A thread of a process the sampler was attached to (attach.c), made by
+ * another thread: no pthread_t, and its stack bounds are found later from
+ * a stack pointer its handler saw (until then its walks read through the
+ * kernel, as on a stack not the thread's). */
+recs__thread *recs__thread_adopt(pid_t tid, uint64_t start)
+{
+    recs__thread *t = calloc(1, sizeof *t);
+
+    if (!t)
+        return NULL;
+    t->tid = tid;
+    t->adopted = true;
+    t->adopt_start = start;
+    /* The kernel's per-thread CPU clock, encoded as glibc's
+     * pthread_getcpuclockid() does: ~tid << 3 | CPUCLOCK_PERTHREAD_MASK
+     * | CPUCLOCK_SCHED. */
+    t->cpuclock = (clockid_t)((~(unsigned)tid << 3) | 6u);
+    t->perf_fd = -1;
+    atomic_store(&t->perf_sig_fd, -1);
+    t->last_cpu = recs__thread_cpu_ns(t);
+    return t;
+}
+
 void recs__thread_free(recs__thread *t)
 {
     if (!t)
@@ -437,6 +460,46 @@ void recs__thread_register(recs__thread *t)
         recs__thread_arm(t, recs__g.period_ns);
     pthread_mutex_unlock(&recs__g.reg_lock);
     recs__restore_mask(&old);
+}
+
+/* reg_lock held: an adopted thread joins the registry, armed if a session
+ * runs. */
+void recs__thread_link_adopted(recs__thread *t)
+{
+    link_thread(t);
+    if (atomic_load(&recs__g.running))
+        recs__thread_arm(t, recs__g.period_ns);
+}
+
+/* reg_lock held: an adopted thread that /proc no longer lists. Its end
+ * is its CPU clock at the last look (the clock of a thread that is gone
+ * cannot be read): the expiries after it are in its samples. */
+void recs__thread_reap(recs__thread *t)
+{
+    atomic_store(&t->safe, 0);
+    recs__thread_disarm(t);
+    unlink_thread(t);
+    if (!t->in_session) {
+        recs__thread_free(t);
+        return;
+    }
+    t->ended = true;
+    t->end_ns = recs__now_ns();
+    t->end_cpu = t->stopped ? t->stop_cpu : t->last_cpu;
+    recs__thread_close_arming(t, t->end_cpu);
+    memcpy(t->name, t->ref_name, sizeof t->name);
+    t->next = recs__g.dead;
+    recs__g.dead = t;
+    recs__g.ndead++;
+}
+
+/* reg_lock held, no session: an adopted thread leaves the registry for
+ * good (the sampler detaches). */
+void recs__thread_forget(recs__thread *t)
+{
+    recs__thread_disarm(t);
+    unlink_thread(t);
+    recs__thread_free(t);
 }
 
 /* On the exiting thread, signal blocked: a timer signal already pending

@@ -83,6 +83,18 @@ typedef struct recs_stats {
 /* Totals of the current (or, after recs_stop(), the last) recording. */
 void recs_get_stats(recs_stats *st);
 
+/* Record the running process this library was just loaded into: the entry
+ * point of rec-start -p (rec-start(1), ATTACHING), called on one of the
+ * process's threads that rec-start stopped, after dlopen(). spec holds
+ * "NAME=VALUE" lines: the REC_* settings of libsampler(3), and the paths
+ * of rec-start's two FIFOs, REC_ATTACH_CTL (read: its end, when rec-start
+ * closes it, ends the recording) and REC_ATTACH_STATUS (written: status
+ * lines). Returns at once: a thread of the library starts the recording,
+ * adopts every thread of the process and, at the end, leaves the library
+ * dormant for the next call. REC_EEXIST if the process is being recorded
+ * already. */
+int recs_attach(const char *spec);
+
 #ifdef __cplusplus
 }
 #endif

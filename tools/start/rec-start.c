@@ -65,14 +65,18 @@ struct opts {
     bool stream;                /* -o - or a FIFO */
     bool stream_stdout;         /* ... that is our standard output */
     char run_id[33];            /* REC_RUN_ID of this run */
+    pid_t pid;                  /* -p: attach to this process */
+    uint64_t duration_ms;       /* --duration */
 };
 
 static void usage(FILE *f)
 {
     fprintf(f,
 "Usage: rec-start [OPTIONS] [--] PROGRAM [ARGS...]\n"
+"       rec-start -p PID [--duration T] [OPTIONS]\n"
 "Run PROGRAM with the rec CPU-time sampler and record where its threads\n"
-"spend CPU time.\n"
+"spend CPU time; or record the running process PID for T (or until\n"
+"Ctrl-C, or its end), then leave it running as before.\n"
 "\n"
 "  -o, --output FILE        recording to write (default rec-<pid>.rec)\n"
 "                           (-: stream it to standard output; to a FIFO:\n"
@@ -104,6 +108,9 @@ static void usage(FILE *f)
 "                           consumer before chunks are dropped (32M)\n"
 "      --stream-timeout T   after PROGRAM ends, stop waiting for a consumer\n"
 "                           that takes nothing for T (default 10s)\n"
+"  -p, --pid PID            record the running process PID (x86-64, GNU C\n"
+"                           library; needs ptrace access to it)\n"
+"      --duration T         with -p: record for T (30s, 5m)\n"
 "  -q, --quiet              no summary line on stderr\n"
 "  -h, --help               this help\n"
 "  -V, --version            version\n"
@@ -130,7 +137,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 {
     enum { OPT_CHUNK = 256, OPT_FLUSH, OPT_SIGNAL, OPT_NO_CMDLINE, OPT_WALKER,
            OPT_ENGINE, OPT_BACKLOG, OPT_NO_PYTHON, OPT_CHUNK_AGE,
-           OPT_STREAM_TIMEOUT, OPT_MAX_SIZE, OPT_MAX_AGE };
+           OPT_STREAM_TIMEOUT, OPT_MAX_SIZE, OPT_MAX_AGE, OPT_DURATION };
     static const struct option longopts[] = {
         { "output", required_argument, NULL, 'o' },
         { "force", no_argument, NULL, 'f' },
@@ -150,6 +157,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
         { "chunk-age", required_argument, NULL, OPT_CHUNK_AGE },
         { "max-size", required_argument, NULL, OPT_MAX_SIZE },
         { "max-age", required_argument, NULL, OPT_MAX_AGE },
+        { "pid", required_argument, NULL, 'p' },
+        { "duration", required_argument, NULL, OPT_DURATION },
         { "help", no_argument, NULL, 'h' },
         { "version", no_argument, NULL, 'V' },
         { NULL, 0, NULL, 0 }
@@ -161,7 +170,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
     /* getopt names argv[0]: not the build tree's .libs/lt-rec-start. */
     argv[0] = (char *)prog;
     /* '+': options end at PROGRAM, whose own options are left alone. */
-    while ((c = getopt_long(argc, argv, "+o:ft:d:cqhV", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "+o:ft:d:cqhVp:", longopts, NULL)) != -1) {
         switch (c) {
         case 'o':
             if (!optarg[0])
@@ -263,6 +272,17 @@ static int parse_args(int argc, char **argv, struct opts *o)
             o->max_age = v;
             o->dir = true;
             break;
+        case 'p':
+            if (recs__parse_uint(optarg, 1, 0x7fffffff, &v) < 0)
+                return fail_usage("invalid process id '%s'", optarg);
+            o->pid = (pid_t)v;
+            break;
+        case OPT_DURATION:
+            if (recs__parse_duration(optarg, &v) < 0 || v < 1000000)
+                return fail_usage("invalid duration '%s' (e.g. 30s, at least "
+                                  "1ms)", optarg);
+            o->duration_ms = v / 1000000;
+            break;
         case 'c': o->follow = true; break;
         case OPT_NO_CMDLINE: o->no_cmdline = true; break;
         case OPT_NO_PYTHON: o->no_python = true; break;
@@ -274,6 +294,19 @@ static int parse_args(int argc, char **argv, struct opts *o)
             return 2;
         }
     }
+    if (o->pid) {
+        if (optind < argc)
+            return fail_usage("-p records a running process: no PROGRAM "
+                              "to run with it");
+        if (o->follow || o->dir || (o->output && !strcmp(o->output, "-")))
+            return fail_usage("-p writes one recording file: not with "
+                              "--follow-children, --max-size, --max-age "
+                              "or -o -");
+        return 0;
+    }
+    if (o->duration_ms)
+        return fail_usage("--duration is for -p: a program run under "
+                          "rec-start is recorded until it ends");
     if (optind >= argc)
         return fail_usage("no program to run");
     if (o->dir && !o->output)
@@ -863,6 +896,45 @@ static int finish(const struct opts *o, struct run *r)
     return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 }
 
+/* rec-start -p PID (start-attach.c). */
+static int attach(const struct opts *o)
+{
+    start_attach_opts a = {
+        .pid = o->pid, .duration_ms = o->duration_ms, .output = o->output,
+        .throttle = o->throttle, .depth = o->depth, .walker = o->walker,
+        .max_chunk = o->max_chunk, .flush = o->flush, .signal = o->signal,
+        .engine = o->engine, .force = o->force, .quiet = o->quiet,
+        .no_cmdline = o->no_cmdline, .no_python = o->no_python };
+    char run_id[33], msg[512];
+    uint8_t id[16];
+    const char *lib = find_sampler();
+
+    if (getrandom(id, sizeof id, 0) != sizeof id) {
+        fprintf(stderr, "%s: getrandom: %s\n", prog, strerror(errno));
+        return 1;
+    }
+    for (int i = 0; i < 16; i++)
+        snprintf(run_id + 2 * i, 3, "%02x", id[i]);
+    a.run_id = run_id;
+    if (!is_file(lib)) {
+        fprintf(stderr, "%s: sampler library not found: %s (set REC_SAMPLER_LIB)\n",
+                prog, lib);
+        return 1;
+    }
+    if (asan_runtime()) {
+        fprintf(stderr, "%s: -p: this rec-start's sampler is built with "
+                "AddressSanitizer, which cannot be loaded into a running "
+                "process\n", prog);
+        return 1;
+    }
+    if (o->engine && !strcmp(o->engine, "perf") &&
+        start_check_perf(msg, sizeof msg) < 0) {
+        fprintf(stderr, "%s: %s\n", prog, msg);
+        return 1;
+    }
+    return start_attach(&a, lib);
+}
+
 int main(int argc, char **argv)
 {
     struct opts o = { 0 };
@@ -873,6 +945,8 @@ int main(int argc, char **argv)
 
     if ((rc = parse_args(argc, argv, &o)) != 0)
         return rc;
+    if (o.pid)
+        return attach(&o);
     if ((rc = start_stream_setup(o.output, o.follow, o.backlog,
                                  &r.stream, &o.stream_stdout)) != 0)
         return rc;

@@ -160,4 +160,20 @@ int  start_drop_chunk(int mfd, uint64_t off, uint8_t **out, size_t *outlen,
 /* Count a replacement chunk into a summary. */
 void start_drop_tally(const uint8_t *buf, size_t len, start_tally *t);
 
+/* start-attach.c: rec-start -p PID (see there). Returns rec-start's exit
+ * status: 0 once the recording is finished, 1 if the sampler could not be
+ * loaded or started (said on stderr; the process is left as it was). */
+typedef struct start_attach_opts {
+    pid_t pid;
+    uint64_t duration_ms;       /* --duration (0: until Ctrl-C or the end) */
+    const char *output, *throttle, *depth, *walker, *max_chunk, *flush,
+               *signal, *engine, *run_id;
+    bool force, quiet, no_cmdline, no_python;
+} start_attach_opts;
+int start_attach(const start_attach_opts *o, const char *lib);
+
+/* start-elf.c: the value of name in the dynamic symbol table of the ELF
+ * file at path (the default version where several exist). -1 if none. */
+int start_elf_symbol(const char *path, const char *name, uint64_t *value);
+
 #endif
