@@ -58,7 +58,7 @@ START_SH_TESTS = tests/test-start.sh tests/test-start-exit.sh \
 	tests/test-start-follow.sh tests/test-stacks.sh tests/test-start-losses.sh \
 	tests/test-start-runs.sh tests/test-start-engine.sh \
 	tests/test-start-full.sh tests/test-start-stream.sh tests/test-start-names.sh \
-	tests/test-start-retention.sh
+	tests/test-start-retention.sh tests/test-start-attach.sh
 TESTS += tests/test-symbols $(START_SH_TESTS)
 dist_check_SCRIPTS += $(START_SH_TESTS)
 
