@@ -170,7 +170,8 @@ static bool ours(pid_t tid)
            tid == atomic_load(&attach_tid) || tid == recs__gettid();
 }
 
-/* Stack bounds for adopted threads whose handler saw a stack pointer: the
+/* reg_lock held. Stack bounds for adopted threads whose handler saw a
+ * stack pointer: the
  * mapping that holds it, if it is a stack (the main thread's, or an
  * anonymous mapping right above a guard, as the C library maps thread
  * stacks). Else none: that thread's walks go on reading through the
@@ -184,9 +185,13 @@ static void find_stacks(void)
         uint64_t sp, lo = 0, hi = 0, prev_end = 0;
         bool prev_guard = false;
 
-        if (!t->adopted || t->stack_hi ||
+        /* A few looks each: a thread whose stack is no stack we know
+         * (a coroutine's, a goroutine's) is not worth a read of the maps
+         * at every wake-up. */
+        if (!t->adopted || t->stack_hi || t->stack_tries >= 4 ||
             !(sp = atomic_load_explicit(&t->seen_sp, memory_order_relaxed)))
             continue;
+        t->stack_tries++;
         if (f)
             rewind(f);
         else if (!(f = fopen("/proc/self/maps", "re")))
@@ -275,8 +280,11 @@ static unsigned adopt_scan(void)
         pthread_mutex_unlock(&recs__g.reg_lock);
         added++;
     }
-    if (l.n > 0)
+    if (l.n > 0) {
+        pthread_mutex_lock(&recs__g.reg_lock);
         find_stacks();
+        pthread_mutex_unlock(&recs__g.reg_lock);
+    }
     return added;
 }
 

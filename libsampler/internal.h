@@ -225,6 +225,7 @@ typedef struct recs__thread {
     bool adopted;
     uint64_t adopt_start;
     uint64_t last_cpu;             /* its CPU clock at the last look */
+    unsigned stack_tries;          /* looks for its stack in the maps */
 
     /* Sampler-owned (under recs__g.drain_lock). */
     rec_id ref;                    /* Thread pool entry */

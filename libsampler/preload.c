@@ -235,6 +235,18 @@ static void fork_child(void)
     recs__g.sampler_started = false;
     atomic_store(&recs__g.sampler_cpu_ns, 0);
     recs__g.batch_size = 0;
+    if (recs__g.attached) {
+        /* rec-start -p's FIFOs are the parent's session: closed here, so
+         * that a child that lives on does not hold them open. */
+        recs__g.attached = false;
+        if (recs__g.ctl_fd >= 0) {
+            recs__fd_disown(recs__g.ctl_fd);
+            close(recs__g.ctl_fd);
+            recs__g.ctl_fd = -1;
+        }
+        if (recs__g.status_fd >= 0)
+            close(recs__g.status_fd);
+    }
     recs__fd_disown(recs__g.status_fd);
     recs__g.status_fd = -1;
     recs__untracked_reset();
