@@ -391,8 +391,19 @@ int recs__install_handler(int signo)
 {
     struct sigaction sa, old;
 
-    if (recs__g.signo == signo)
-        return 0;
+    if (recs__g.signo == signo) {
+        struct sigaction cur;
+        /* Attached again (attach.c): between two sessions the program
+         * may have set a handler of its own, behind a library whose
+         * interposers it never reached. Ours goes back in front of it. */
+        if (!recs__g.attached ||
+            recs__real_sigaction(signo, NULL, &cur) != 0 ||
+            ((cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == on_signal))
+            return 0;
+        recs__g.signo = 0;
+        recs__g.hijacked = false;
+        atomic_store(&hijack_warned, 0);
+    }
     if (recs__g.signo != 0)
         return REC_EINVAL;   /* one signal per process lifetime */
     memset(&sa, 0, sizeof sa);

@@ -127,6 +127,44 @@ bad=$(jq '[.threads[] | select(.measuredCpuTime != null) |
 [ "$lost" -gt 0 ] && [ "$bad" = 0 ]
 ok $? "their CPU time is counted lost, and every thread adds up ($lost ns lost)"
 
+# 3b. A program with its own SIGPROF timer and handler: its signals still
+#     reach it while it is recorded, and after.
+if [ -x /usr/bin/python3 ]; then
+    cat >"$TMP/ownprof.py" <<'EOF'
+import signal, time
+hits = 0
+def on_prof(sig, frame):
+    global hits
+    hits += 1
+signal.signal(signal.SIGPROF, on_prof)
+signal.setitimer(signal.ITIMER_PROF, 0.01, 0.01)
+print("ready", flush=True)
+t = time.process_time()
+x = 0
+while time.process_time() - t < 2.5:
+    x += 1
+signal.setitimer(signal.ITIMER_PROF, 0, 0)
+print("hits", hits)
+EOF
+    /usr/bin/python3 "$TMP/ownprof.py" >"$TMP/own.out" 2>&1 &
+    pid=$!
+    wait_for "$TMP/own.out"
+    "$REC_START" -q -p $pid --duration 1500ms -o "$TMP/own.rec" 2>"$TMP/err"
+    st=$?
+    expect_status 0 "attached to a program that uses SIGPROF itself"
+    wait $pid
+    st=$?
+    expect_status 0 "it ends normally"
+    hits=$(sed -n 's/^hits //p' "$TMP/own.out")
+    # 250 expiries of its 10 ms timer in 2.5 s of CPU; taken from it during
+    # the 1.5 s recorded, it would count about 100.
+    [ "${hits:-0}" -ge 170 ]
+    ok $? "its own SIGPROF handler kept getting its signals (${hits:-none} of ~250)"
+    [ $? -eq 0 ] || diag_file "$TMP/own.out"
+else
+    skip "python3 not installed"
+fi
+
 # 4. Twice in a row, into one process: the dormant sampler serves again.
 "$WORKLOADS/demo" 4 >"$TMP/demo2.out" 2>&1 &
 pid=$!
