@@ -315,6 +315,42 @@ if command -v strace >/dev/null 2>&1; then
 else
     skip "strace not installed"
 fi
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null 2>&1 &&
+   setpriv --reuid=65534 --regid=65534 --clear-groups "$REC_START" --version >/dev/null 2>&1; then
+    sleep 5 &
+    pid=$!
+    setpriv --reuid=65534 --regid=65534 --clear-groups \
+        "$REC_START" -p $pid -o /tmp/rec-attach-nobody.$$.rec 2>"$TMP/err"
+    st=$?
+    [ $st -eq 1 ] && grep -q "another user" "$TMP/err"
+    ok $? "another user's process: refused, with what to do"
+    [ $? -eq 0 ] || diag_file "$TMP/err"
+    kill $pid
+    wait $pid 2>/dev/null
+else
+    skip "not root, or setpriv cannot run rec-start as another user here"
+fi
+# A load that fails (a library the loader refuses) leaves the process as
+# it was, and says why.
+printf 'extern int rec_no_such_symbol(void);\nint recs_attach(const char *s) { (void)s; return rec_no_such_symbol(); }\n' >"$TMP/bad.c"
+if ${CC:-cc} -shared -fPIC -o "$TMP/libbad.so" "$TMP/bad.c" 2>/dev/null; then
+    "$WORKLOADS/demo" 2 >"$TMP/bad.out" 2>&1 &
+    pid=$!
+    sleep 0.3
+    REC_SAMPLER_LIB="$TMP/libbad.so" "$REC_START" -p $pid -o "$TMP/bad.rec" 2>"$TMP/err"
+    st=$?
+    [ $st -eq 1 ] && grep -q "could not load.*rec_no_such_symbol" "$TMP/err"
+    ok $? "a sampler the loader refuses: said, with the loader's words"
+    [ $? -eq 0 ] || diag_file "$TMP/err"
+    wait $pid
+    st=$?
+    expect_status 0 "the process goes on and ends normally"
+    "$WORKLOADS/demo" 2 >"$TMP/bad-plain.out" 2>&1
+    cmp -s "$TMP/bad.out" "$TMP/bad-plain.out"
+    ok $? "its output is unchanged"
+else
+    skip "no C compiler for a shared library"
+fi
 printf 'int main(void){for(;;);}\n' >"$TMP/spin.c"
 if ${CC:-cc} -static -o "$TMP/spin" "$TMP/spin.c" 2>/dev/null; then
     "$TMP/spin" &
