@@ -168,9 +168,12 @@ static void *sampler_main(void *arg)
                        recs__g.cfg.flush_ns : RECS_DRAIN_MAX_NS;
         if (busy)
             nap = busy_nap;
-        /* Attached, new threads are found by looking: not the long naps. */
-        else if (recs__g.cfg.flush_auto && idle && !recs__g.attached)
+        else if (recs__g.cfg.flush_auto && idle)
             nap = nap << idle < RECS_IDLE_MAX_NS ? nap << idle : RECS_IDLE_MAX_NS;
+        /* Attached, new threads are found and rec-start's end of the
+         * control FIFO seen (the detach) by looking: no long naps. */
+        if (recs__g.attached && nap > RECS_DRAIN_MAX_NS)
+            nap = RECS_DRAIN_MAX_NS;
         atomic_store(&recs__g.idle_nap, recs__g.cfg.flush_auto && !busy);
 
         clock_gettime(CLOCK_MONOTONIC, &until);

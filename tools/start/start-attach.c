@@ -866,6 +866,12 @@ int start_attach(const start_attach_opts *o, const char *lib)
         fprintf(stderr, "%s: %s\n", prog, msg);
         goto cleanup;
     }
+    /* Both FIFOs are open at both ends now (recs_attach() opened its ends
+     * before it returned): their names can go, so that nothing is left in
+     * /tmp whatever becomes of rec-start. */
+    unlink(ctl);
+    unlink(stf);
+    rmdir(dir);
     /* The session is the sampler's now: wait for its status lines, the
      * duration, a signal, or the process's end. */
     {
