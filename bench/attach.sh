@@ -44,8 +44,8 @@
 # CPU from each of its slices: on a loaded machine (short slices) with
 # more threads than cores it may take no sample at all in a window, and
 # its first-sample figure is then missing from that run (said so). The
-# load average is printed before, during and after. ~2 min with --quick,
-# ~3 without.
+# load average is printed before, during and after. ~1.5 min with --quick,
+# ~2.5 without.
 # shellcheck source=bench/lib.sh
 . "$(dirname "$0")/lib.sh"
 
