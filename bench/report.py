@@ -34,6 +34,7 @@ TITLES = {
     "stream": "Live streaming: latency, follower cost, kills (`bench/stream.sh`)",
     "export": "Export formats (`bench/export.sh`)",
     "runtimes": "Stacks through Go, V8 and HotSpot code (`bench/runtimes.sh`)",
+    "attach": "Attaching to a running process: `rec-start -p` beside `perf record -p` (`bench/attach.sh`)",
     "retention": "Recording size over time: idle and 100 Hz (`bench/retention.sh`)",
 }
 

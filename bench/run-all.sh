@@ -11,7 +11,7 @@
 #           mode takes about 40.
 # --only    a comma-separated subset of accuracy,cost,memory,stacks,
 #           selfcost,peers,rec,unwind,engine,exits,short,blocked,guest,
-#           stream,export,runtimes (default: all of these); also
+#           stream,export,runtimes,attach (default: all of these); also
 #           retention (bench/retention.sh, only when named: ~26 min, ~9
 #           with --quick)
 # --out     where RESULTS.md and plots/ go (default: bench/ of this tree)
@@ -31,7 +31,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 export REC_BUILD=${REC_BUILD:-$top/_build}
 export BENCH_RUNS=${BENCH_RUNS:-5}
 quick=0 out=$top/bench
-only=accuracy,cost,memory,stacks,selfcost,peers,rec,unwind,engine,exits,short,blocked,guest,stream,export,runtimes
+only=accuracy,cost,memory,stacks,selfcost,peers,rec,unwind,engine,exits,short,blocked,guest,stream,export,runtimes,attach
 while [ $# -gt 0 ]; do
     case $1 in
     --quick) quick=1; shift ;;
@@ -66,11 +66,11 @@ if [ $quick = 1 ]; then
     selfcost=("0.1 0.25")
     recev=200000 big=100000000 jfrev=100000
     uw=(--seconds 0.3) eng=(0.25 32 20) short=500 xpev=200000 guest=10
-    rtruns=3 ret=(--quick)
+    rtruns=3 ret=(--quick) att=(--quick)
 else
     acc=() cost=() mem=() stk=() peers=() selfcost=("0.25 1")
     recev=1000000 big=1000000000 jfrev=1000000
-    uw=() eng=() short=2000 xpev=1000000 guest=50 rtruns=5 ret=()
+    uw=() eng=() short=2000 xpev=1000000 guest=50 rtruns=5 ret=() att=()
 fi
 # rec and perf at the same periods, so that each period is one figure
 cost+=(--rates "10ms 5ms 2ms 1ms 500us 200us"
@@ -110,6 +110,7 @@ run guest "$b/sampler-guest.sh" "$REC_BUILD" "$guest"
 run stream "$b/stream.sh"
 run export "$b/export.sh" "$xpev"
 run runtimes "$b/runtimes.sh" "$REC_BUILD" "$rtruns"
+run attach "$b/attach.sh" --runs "$BENCH_RUNS" "${att[@]}"
 run retention "$b/retention.sh" --runs "$BENCH_RUNS" "${ret[@]}"
 finished=$(date -u +%FT%TZ)
 kill "$loadpid" 2>/dev/null || true
