@@ -68,6 +68,9 @@ static char dump_path[4096];
 static off_t dump_off;            /* up to the end of the last whole record */
 static dev_t dump_dev;
 static ino_t dump_ino;
+/* Paths found, paths read: another file is read from its start, though
+ * its inode may be the last one's, reused. */
+static unsigned dump_found, dump_read;
 static bool dump_bad;             /* not a jitdump this code reads */
 
 static bool dump_name(const char *p)
@@ -91,9 +94,10 @@ static void maps_line(char *line, void *arg)
         return;
     while (line[off] == ' ')
         off++;
-    if (dump_name(line + off) && strcmp(dump_path, line + off))
+    if (dump_name(line + off) && strcmp(dump_path, line + off)) {
         snprintf(dump_path, sizeof dump_path, "%s", line + off);
-    else if (jit_path(line + off)) {
+        dump_found++;
+    } else if (jit_path(line + off)) {
         rg->out[rg->n].lo = lo;
         rg->out[rg->n].hi = hi;
         rg->n++;
@@ -318,6 +322,11 @@ static void poll_dump(void)
 
     if (!dump_path[0] || (fd = open_own(dump_path, &st)) < 0)
         return;
+    if (dump_read != dump_found) {
+        dump_read = dump_found;
+        dump_dev = 0;
+        dump_ino = 0;
+    }
     if (st.st_dev != dump_dev || st.st_ino != dump_ino || st.st_size < dump_off) {
         dump_dev = st.st_dev;
         dump_ino = st.st_ino;
@@ -516,6 +525,7 @@ void recs__jit_abandon(void)
     map_tail.len = 0;
     unnamed = 0;
     dump_path[0] = '\0';
+    dump_found = dump_read = 0;
     dump_off = 0;
     dump_dev = 0;
     dump_ino = 0;
