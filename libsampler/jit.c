@@ -547,13 +547,13 @@ static void poll_dump(void)
     struct stat st;
     int fd;
 
-    if (!dump_path[0] || (fd = open_own(dump_path, &st)) < 0)
-        return;
     if (dump_read != dump_found) {
         dump_read = dump_found;
         dump_dev = 0;
         dump_ino = 0;
     }
+    if (!dump_path[0] || (fd = open_own(dump_path, &st)) < 0)
+        return;
     if (st.st_dev != dump_dev || st.st_ino != dump_ino || st.st_size < dump_off) {
         dump_dev = st.st_dev;
         dump_ino = st.st_ino;
@@ -605,7 +605,8 @@ void recs__jit_poll(void)
 
 void recs__jit_refresh(uint64_t t)
 {
-    if (t > read_ns)
+    /* A jitdump found since the last read has records of any time. */
+    if (t > read_ns || dump_read != dump_found)
         recs__jit_poll();
 }
 
