@@ -390,3 +390,29 @@ uint64_t recs__drain_locked(bool final)
     return news;
 }
 
+void recs__jit_warnings(void)
+{
+    static bool unnamed, untimed, dropped;
+
+    if (recs__jit_still_unnamed() && !unnamed) {
+        unnamed = true;
+        recs__warn("JIT-compiled code was sampled (its frames are [jit]) and "
+                   "no perf map or jitdump names it: node --perf-basic-prof "
+                   "or --perf-prof, python3.12 -X perf, or java "
+                   "-XX:+UnlockDiagnosticVMOptions -XX:+DumpPerfMapAtExit "
+                   "write one; java needs -XX:+PreserveFramePointer for "
+                   "stacks through it");
+    }
+    if (recs__jit_untimed() && !untimed) {
+        untimed = true;
+        recs__warn("the jitdump file's code was named by address alone (%s): "
+                   "a sample taken before its code moved or was replaced "
+                   "may carry the later name", recs__jit_untimed());
+    }
+    if (recs__jit_dropped() && !dropped) {
+        dropped = true;
+        recs__warn("%zu names of JIT code were not kept (the runtime made "
+                   "more code than the sampler keeps names for): that code "
+                   "is [jit]", recs__jit_dropped());
+    }
+}

@@ -472,6 +472,8 @@ bool recs__forwarded_copy(int sig, siginfo_t *si);
 
 /* drain.c */
 uint64_t recs__drain_locked(bool final);
+/* At the end: what the names of JIT code lack, said once each. */
+void recs__jit_warnings(void);
 void recs__chunk_modules(void);
 
 /* sampler.c */

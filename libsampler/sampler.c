@@ -11,7 +11,6 @@
 #include <config.h>
 #include "internal.h"
 #include "python.h"
-#include "jit.h"
 #include "recenv.h"
 #include "symbols.h"
 #include "unwind.h"
@@ -665,7 +664,6 @@ int recs__finish_by_sampler(void)
  * that will never release it (interrupted by a handler that called exit(),
  * say) must not hang the process: after RECS_STOP_WAIT_NS in all, what
  * could not be done is left undone, as after a crash. */
-static bool jit_warned;
 
 int recs__stop(bool from_sampler, bool bounded)
 {
@@ -741,15 +739,7 @@ int recs__stop(bool from_sampler, bool bounded)
     xf = recs__xfsz_pending();
     recs__drain_locked(true);
     recs__untracked_emit();
-    if (recs__jit_still_unnamed() && !jit_warned) {
-        jit_warned = true;
-        recs__warn("JIT-compiled code was sampled (its frames are [jit]) and "
-                   "no perf map or jitdump names it: node --perf-basic-prof "
-                   "or --perf-prof, python3.12 -X perf, or java "
-                   "-XX:+UnlockDiagnosticVMOptions -XX:+DumpPerfMapAtExit "
-                   "write one; java needs -XX:+PreserveFramePointer for "
-                   "stacks through it");
-    }
+    recs__jit_warnings();
     emit_usage();
     recs__g.stats.timer_failures = atomic_load(&recs__g.timer_failures);
     recs__g.stats.threads = atomic_load(&recs__g.threads_seen);

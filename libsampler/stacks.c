@@ -10,7 +10,8 @@
  *     a walk starting in a function without its frame (a leaf, or any
  *     function in its prologue/epilogue) skips;
  *   - identical raw stacks are looked up in a cache so that each is
- *     symbolized once.
+ *     symbolized once (one through JIT code, whose names depend on the
+ *     sample's time, for the times its names hold: jit.h).
  */
 #include <config.h>
 #include "internal.h"
@@ -35,13 +36,23 @@
 
 struct slot {
     uint64_t hash;                       /* 0: empty */
-    uint32_t off, n;                     /* key words in the arena */
+    uint32_t off;                        /* key words in the arena */
     rec_id stack;
+    uint32_t span;                       /* JIT frames: spans[span - 1] */
+    uint16_t n;
     bool biased;
+};
+
+/* When a stack through JIT code holds: samples in [from, until) while
+ * recs__jit_generation() is gen. */
+struct span {
+    uint64_t from, until, gen;
 };
 
 static struct slot *slots;
 static size_t used, nslots;
+static struct span *spans;
+static size_t nspans, cspans;
 static uint64_t *arena;
 static size_t arena_len, arena_cap;
 static uint64_t last_scan_ns;
@@ -60,7 +71,8 @@ void recs__stacks_abandon(void)
     recs__py_names_abandon();
     slots = NULL;
     arena = NULL;
-    used = nslots = arena_len = arena_cap = 0;
+    spans = NULL;
+    used = nslots = arena_len = arena_cap = nspans = cspans = 0;
 }
 
 void recs__stacks_free(void)
@@ -68,9 +80,11 @@ void recs__stacks_free(void)
     recs__py_names_free();
     free(slots);
     free(arena);
+    free(spans);
     slots = NULL;
     arena = NULL;
-    used = nslots = arena_len = arena_cap = 0;
+    spans = NULL;
+    used = nslots = arena_len = arena_cap = nspans = cspans = 0;
 }
 
 static uint64_t hash_words(const uint64_t *w, size_t n)
@@ -89,6 +103,7 @@ static void cache_reset(void)
     memset(slots, 0, nslots * sizeof *slots);
     used = 0;
     arena_len = 0;
+    nspans = 0;
 }
 
 static size_t free_slot(const struct slot *v, size_t n, uint64_t h)
@@ -231,8 +246,10 @@ static size_t py_group(const uint64_t *key, size_t py, size_t n, rec_id *ids,
 }
 
 /* The stack's id, 0 if none; *provisional: a frame's name is (see
- * recs__symbols_frames), so the stack must not be cached. */
-static rec_id intern_stack(const uint64_t *key, size_t n, bool *provisional)
+ * recs__symbols_frames), so the stack must not be cached; w: its JIT
+ * frames named at w->t, and when that holds. */
+static rec_id intern_stack(const uint64_t *key, size_t n, bool *provisional,
+                           recs__jit_when *w)
 {
     static rec_id ids[REC_MAX_ARRAY];
     size_t nids = 0;
@@ -250,8 +267,8 @@ static rec_id intern_stack(const uint64_t *key, size_t n, bool *provisional)
         }
         int rc = (key[0] & 4)
             ? recs__symbols_unknown_frame(recs__g.sym, key[i], ids + nids, &got)
-            : recs__symbols_frames(recs__g.sym, key[i], is_ret, ids + nids,
-                                   REC_MAX_ARRAY - nids, &got);
+            : recs__symbols_frames_at(recs__g.sym, key[i], is_ret, w,
+                                      ids + nids, REC_MAX_ARRAY - nids, &got);
         if (rc < 0)
             continue;
         *provisional |= rc > 0;
@@ -283,11 +300,44 @@ static rec_id intern_stack(const uint64_t *key, size_t n, bool *provisional)
     return id;
 }
 
+/* Whether a cached stack through JIT code is named right for a sample at
+ * t: the files read up to t, nothing read since changing a name given,
+ * t within the times its names hold. */
+static bool span_holds(const struct slot *s, uint64_t t)
+{
+    const struct span *sp = &spans[s->span - 1];
+
+    recs__jit_refresh(t);
+    return sp->gen == recs__jit_generation() && sp->from <= t && t < sp->until;
+}
+
+/* A stack's span, in place of OLD (1-based) or new; 0: no room. */
+static uint32_t span_put(uint32_t old, const recs__jit_when *w)
+{
+    uint32_t k = old;
+
+    if (!k) {
+        if (nspans == cspans) {
+            size_t c = cspans ? 2 * cspans : 256;
+            struct span *v = realloc(spans, c * sizeof *v);
+            if (!v)
+                return 0;
+            spans = v;
+            cspans = c;
+        }
+        k = (uint32_t)++nspans;
+    }
+    spans[k - 1] = (struct span){ w->from, w->until, w->gen };
+    return k;
+}
+
 rec_id recs__stack_for(const recs__request *r, bool *biased)
 {
     static uint64_t key[MAX_PCS + 1];
-    size_t n;
+    recs__jit_when w = { r->time_ns, 0, UINT64_MAX, 0, false, false };
+    struct slot *s = NULL;
     uint64_t h;
+    size_t n;
     size_t i;
     rec_id id;
 
@@ -299,17 +349,26 @@ rec_id recs__stack_for(const recs__request *r, bool *biased)
         return 0;
     h = hash_words(key, n);
     for (i = h & (nslots - 1);; i = (i + 1) & (nslots - 1)) {
-        struct slot *s = &slots[i];
-        if (!s->hash)
+        if (!slots[i].hash)
             break;
-        if (s->hash == h && s->n == n &&
-            !memcmp(arena + s->off, key, n * sizeof key[0]))
-            return s->stack;
+        if (slots[i].hash == h && slots[i].n == n &&
+            !memcmp(arena + slots[i].off, key, n * sizeof key[0])) {
+            s = &slots[i];
+            if (!s->span || span_holds(s, r->time_ns))
+                return s->stack;
+            break;
+        }
     }
     bool provisional = false;
-    id = intern_stack(key, n, &provisional);
+    id = intern_stack(key, n, &provisional, &w);
     if (!id || provisional)
         return id;
+    if (s) {
+        /* The same raw stack at another time: its names then. */
+        s->stack = id;
+        span_put(s->span, &w);
+        return id;
+    }
     if (arena_len + n > ARENA_MAX)
         cache_reset();
     make_room();
@@ -324,8 +383,12 @@ rec_id recs__stack_for(const recs__request *r, bool *biased)
         arena = na;
         arena_cap = nc;
     }
+    uint32_t span = w.jit ? span_put(0, &w) : 0;
+    if (w.jit && !span)
+        return id;
     memcpy(arena + arena_len, key, n * sizeof key[0]);
-    slots[i] = (struct slot){ h, (uint32_t)arena_len, (uint32_t)n, id, *biased };
+    slots[i] = (struct slot){ h, (uint32_t)arena_len, id, span, (uint16_t)n,
+                              *biased };
     arena_len += n;
     used++;
     return id;

@@ -680,22 +680,26 @@ static bool in_jit(uint64_t addr)
 {
     return recs__uw_code && recs__uw_code(addr) == RECS_CODE_JIT;
 }
-extern const char *recs__jit_lookup(uint64_t pc, bool *provisional)
-    __attribute__((weak));
+extern const char *recs__jit_lookup(uint64_t pc, recs__jit_when *w,
+                                    bool *provisional) __attribute__((weak));
 
-extern void recs__jit_unnamed_pc(uint64_t pc) __attribute__((weak));
+extern void recs__jit_unnamed_pc(uint64_t pc, uint64_t t) __attribute__((weak));
 
-static int jit_frame(recs__symbols *s, uint64_t addr, rec_id *id)
+/* Named as it was at w->t (the latest without w). */
+static int jit_frame(recs__symbols *s, uint64_t addr, recs__jit_when *w,
+                     rec_id *id)
 {
-    const char *name = recs__jit_lookup ? recs__jit_lookup(addr, &s->retry) : NULL;
+    const char *name;
     rec_id mod = 0;
-    int rc = rec_intern_cstr(s->w, "[jit]", &mod);
+    int rc;
 
-    if (rc < 0)
+    name = recs__jit_lookup ? recs__jit_lookup(addr, w, &s->retry) : NULL;
+    if ((rc = rec_intern_cstr(s->w, "[jit]", &mod)) < 0)
         return rc;
-    /* Written unnamed: a name that comes later goes in a JitCodeName. */
-    if (!name && recs__jit_unnamed_pc)
-        recs__jit_unnamed_pc(addr);
+    /* Written unnamed: a name that comes later goes in a JitCodeName
+     * (none will for code that had moved away). */
+    if (!name && !(w && w->gone) && recs__jit_unnamed_pc)
+        recs__jit_unnamed_pc(addr, w ? w->t : rec_now_ns());
     return intern_frame(s, name ? name : "[jit]", mod, addr, NULL, 0, false, true, id);
 }
 
@@ -703,7 +707,7 @@ static int jit_frame(recs__symbols *s, uint64_t addr, rec_id *id)
  * but precedes one is the signal trampoline's (glibc puts a nop before
  * __restore_rt for the pc - 1 lookup): named by the next symbol. */
 static int resolve(recs__symbols *s, recs__module *m, bool jit, uint64_t addr,
-                   rec_id *ids, size_t *n)
+                   recs__jit_when *w, rec_id *ids, size_t *n)
 {
     char name[300];
     recs__srcframe sf[RECS_MAX_INLINE];
@@ -714,7 +718,7 @@ static int resolve(recs__symbols *s, recs__module *m, bool jit, uint64_t addr,
 
     *n = 0;
     if (jit)
-        return jit_frame(s, addr, &ids[(*n)++]);
+        return jit_frame(s, addr, w, &ids[(*n)++]);
     if (!m)
         return intern_frame(s, NULL, 0, addr, NULL, 0, false, false, &ids[(*n)++]);
     vaddr = addr - m->bias;
@@ -746,6 +750,14 @@ static int resolve(recs__symbols *s, recs__module *m, bool jit, uint64_t addr,
 
 int recs__symbols_frames(recs__symbols *s, uint64_t pc, bool is_return_address,
                         rec_id *frames, size_t max, size_t *n)
+{
+    return recs__symbols_frames_at(s, pc, is_return_address, NULL, frames,
+                                   max, n);
+}
+
+int recs__symbols_frames_at(recs__symbols *s, uint64_t pc,
+                            bool is_return_address, recs__jit_when *w,
+                            rec_id *frames, size_t max, size_t *n)
 {
     uint64_t key = ((pc << 1) | is_return_address) + 1;
     uint64_t addr = is_return_address && pc ? pc - 1 : pc;
@@ -780,11 +792,13 @@ int recs__symbols_frames(recs__symbols *s, uint64_t pc, bool is_return_address,
     }
     s->retry = false;
     jit = !m && in_jit(addr);
-    rc = resolve(s, m, jit, addr, ids, &k);
-    if (rc >= 0 && !s->retry)
-        rc = cache_put(s, key, ids, k, m == NULL);
-    else if (rc >= 0)
+    rc = resolve(s, m, jit, addr, w, ids, &k);
+    /* JIT code's name depends on the sample's time: the caller keeps it
+     * for the times it holds (w). */
+    if (rc >= 0 && s->retry)
         rc = 1;
+    else if (rc >= 0 && !jit)
+        rc = cache_put(s, key, ids, k, m == NULL);
     /* In code the unwinder knows but no scan of ours found yet (a library
      * just loaded): provisional, its stack is not cached either. */
     if (rc == 0 && !m && !jit)

@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <rec/record.h>
+#include "jit.h"
 
 typedef struct recs__symbols recs__symbols;
 
@@ -63,9 +64,15 @@ int recs__symbols_emit_jit_names(recs__symbols *s, rec_stream *st, bool final);
  * the absolute pc. Results are cached per (pc, is_return_address).
  * Returns 0; 1 if a name is provisional (a stripped module whose unwind
  * table, which gives function starts, is not built yet: not cached, and
- * the caller should not cache it either); or < 0. */
+ * the caller should not cache it either); or < 0.
+ * JIT code is named by the latest names read; recs__symbols_frames_at()
+ * names it as it was at w->t and narrows w (see jit.h): such frames are
+ * not cached here. */
 int recs__symbols_frames(recs__symbols *s, uint64_t pc, bool is_return_address,
                         rec_id *frames, size_t max, size_t *n);
+int recs__symbols_frames_at(recs__symbols *s, uint64_t pc,
+                            bool is_return_address, recs__jit_when *w,
+                            rec_id *frames, size_t max, size_t *n);
 
 /* The Frame of a pc in no known code, unnamed: module and function null,
  * offset the pc (*n = 1). 0 or < 0. */

@@ -7,7 +7,11 @@ WORKLOAD_CFLAGS = $(WARN_CFLAGS) $(PTHREAD_CFLAGS) -O2 -g \
 	-fno-omit-frame-pointer -fno-optimize-sibling-calls
 noinst_PROGRAMS += tests/workloads/demo tests/workloads/budget tests/workloads/stacks \
 	tests/workloads/sigblock tests/workloads/rawexit tests/workloads/rename \
-	tests/workloads/sigcount
+	tests/workloads/sigcount tests/workloads/jitmove
+tests_workloads_jitmove_SOURCES = tests/workloads/jitmove.c
+tests_workloads_jitmove_CFLAGS = $(WORKLOAD_CFLAGS)
+tests_workloads_jitmove_LDFLAGS =
+tests_workloads_jitmove_LDADD = $(PTHREAD_LIBS)
 tests_workloads_sigcount_SOURCES = tests/workloads/sigcount.c
 tests_workloads_sigcount_CFLAGS = $(WORKLOAD_CFLAGS)
 tests_workloads_sigcount_LDFLAGS =
@@ -58,7 +62,8 @@ START_SH_TESTS = tests/test-start.sh tests/test-start-exit.sh \
 	tests/test-start-follow.sh tests/test-stacks.sh tests/test-start-losses.sh \
 	tests/test-start-runs.sh tests/test-start-engine.sh \
 	tests/test-start-full.sh tests/test-start-stream.sh tests/test-start-names.sh \
-	tests/test-start-retention.sh tests/test-start-attach.sh
+	tests/test-start-retention.sh tests/test-start-attach.sh \
+	tests/test-start-jit.sh
 TESTS += tests/test-symbols $(START_SH_TESTS)
 dist_check_SCRIPTS += $(START_SH_TESTS)
 
