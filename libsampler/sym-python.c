@@ -2,8 +2,8 @@
  * libsampler/sym-python.c - a Python frame named: the code object the
  * handler saw, read through the kernel (it may have been freed since:
  * then its type no longer matches and the frame is "[python]"), its
- * qualified name, file, and the line of the instruction from its location
- * table. Drain only.
+ * qualified name (its name before 3.11), file, and the line of the
+ * instruction from its line table. Drain only.
  */
 #include <config.h>
 #include "internal.h"
@@ -89,8 +89,10 @@ struct code_info {
     uint64_t qualname, filename;     /* the str objects' addresses */
     rec_id func, file;
     int32_t firstline;
-    unsigned char *table;            /* the location table */
+    unsigned char *table;            /* the line table */
     size_t tlen;
+    bool lines;                      /* the table read, maybe empty */
+    bool cut;                        /* longer than TABLE_MAX */
 };
 
 static void drop_code(void *slot)
@@ -219,6 +221,46 @@ static int svarint(const unsigned char *p, size_t n, size_t *i)
     return v & 1 ? -(int)(v >> 1) : (int)(v >> 1);
 }
 
+/* The line of instruction off (code units) from 3.9's co_lnotab: (bytes
+ * advanced, lines advanced) pairs, the line counting from the pair's
+ * address on (Objects/lnotab_notes.txt); 0 if off lies past a table cut
+ * short. */
+static unsigned lnotab_line(const unsigned char *t, size_t n, bool cut,
+                            int first, uint32_t off)
+{
+    uint64_t addr = 0, at = (uint64_t)off * 2;
+    int line = first;
+    size_t i;
+
+    for (i = 0; i + 1 < n; i += 2) {
+        addr += t[i];
+        if (addr > at)
+            break;
+        line += (signed char)t[i + 1];
+    }
+    return (cut && i + 1 >= n) || line <= 0 ? 0 : (unsigned)line;
+}
+
+/* The line of instruction off (code units) from 3.10's co_linetable:
+ * (bytes covered, lines advanced) pairs, the line counting for the bytes
+ * the pair covers; -128 lines: those bytes have none (PEP 626). */
+static unsigned linetable_310(const unsigned char *t, size_t n, int first,
+                              uint32_t off)
+{
+    uint64_t end = 0, at = (uint64_t)off * 2;
+    int line = first;
+
+    for (size_t i = 0; i + 1 < n; i += 2) {
+        signed char d = (signed char)t[i + 1];
+        end += t[i];
+        if (d != -128)
+            line += d;
+        if (at < end)
+            return d == -128 || line <= 0 ? 0 : (unsigned)line;
+    }
+    return 0;
+}
+
 /* The line of instruction off (code units) from a location table (the
  * format of 3.11 to 3.13, Objects/locations.md); 0 if it has none. */
 static unsigned table_line(const unsigned char *t, size_t n, int first,
@@ -256,6 +298,18 @@ static unsigned table_line(const unsigned char *t, size_t n, int first,
     return 0;
 }
 
+/* The line of instruction off in ci's code, by its version's table. */
+static unsigned line_of(const struct code_info *ci, uint32_t off)
+{
+    uint16_t v = recs__py.layout->version;
+
+    if (v < 0x30a)
+        return lnotab_line(ci->table, ci->tlen, ci->cut, ci->firstline, off);
+    if (v == 0x30a)
+        return linetable_310(ci->table, ci->tlen, ci->firstline, off);
+    return table_line(ci->table, ci->tlen, ci->firstline, off);
+}
+
 /* Read the code object at code into ci (names interned, table copied);
  * false if it is no code object now. */
 static bool read_code(rec_writer *w, uint64_t code, struct code_info *ci,
@@ -266,8 +320,14 @@ static bool read_code(rec_writer *w, uint64_t code, struct code_info *ci,
     char text[NAME_MAX_CHARS * 4 + 1];
     uint64_t type, qn, fn, ptr, tlen;
     int32_t firstline;
+    size_t need = 16;
 
-    if (l->co_code > sizeof co || !read_mem(co, code, l->co_code))
+    /* The fields read, wherever the version has them. */
+    need = l->co_filename + 8u > need ? l->co_filename + 8u : need;
+    need = l->co_qualname + 8u > need ? l->co_qualname + 8u : need;
+    need = l->co_linetable + 8u > need ? l->co_linetable + 8u : need;
+    need = l->co_firstlineno + 4u > need ? l->co_firstlineno + 4u : need;
+    if (need > sizeof co || !read_mem(co, code, need))
         return false;
     memcpy(&type, co + 8, 8);
     if (type != recs__py.code_type)
@@ -289,12 +349,14 @@ static bool read_code(rec_writer *w, uint64_t code, struct code_info *ci,
     ci->firstline = firstline;
     memcpy(&ptr, co + l->co_linetable, 8);
     /* A bytes object: its size at 16, its bytes at 32. */
-    if (ptr && !(ptr & 7) && read_mem(&tlen, ptr + 16, 8) && tlen) {
-        if (tlen > TABLE_MAX)
+    if (ptr && !(ptr & 7) && read_mem(&tlen, ptr + 16, 8)) {
+        ci->cut = tlen > TABLE_MAX;
+        if (ci->cut)
             tlen = TABLE_MAX;
-        ci->table = malloc(tlen);
-        if (ci->table && read_mem(ci->table, ptr + 32, tlen)) {
+        ci->table = tlen ? malloc(tlen) : NULL;
+        if (!tlen || (ci->table && read_mem(ci->table, ptr + 32, tlen))) {
             ci->tlen = tlen;
+            ci->lines = true;
         } else {
             free(ci->table);
             ci->table = NULL;
@@ -335,8 +397,9 @@ int recs__py_frame(rec_writer *w, uint64_t word, rec_id *id)
         /* Named now, or when it was alive. */
         f.function = ci->func;
         f.file = ci->file;
-        if (ci->file && ci->table)
-            f.line = table_line(ci->table, ci->tlen, ci->firstline, off);
+        /* An empty table too: 3.9 has one for a one-line function. */
+        if (ci->file && ci->lines)
+            f.line = line_of(ci, off);
     } else if ((rc = rec_intern_cstr(w, "[python]", &f.function)) < 0) {
         return rc;
     }
