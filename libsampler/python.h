@@ -24,6 +24,7 @@
 
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <rec/record.h>
 
@@ -148,6 +149,11 @@ static inline bool recs__py_in_eval(uint64_t pc)
 /* The Frame of a Python frame word (drain): "qualname", its file and
  * line, kind python; cached by code object and instruction. 0 or < 0. */
 int recs__py_frame(rec_writer *w, uint64_t word, rec_id *id);
+/* The line of instruction off (code units) from a line table t of n bytes
+ * in version's format (cut: the code object's was longer), the code's
+ * first line first; 0 if it has none (py-lines.c). */
+unsigned recs__py_line(uint16_t version, const unsigned char *t, size_t n,
+                       bool cut, int first, uint32_t off);
 /* The name cache, with the stack cache's lifetime (stacks.c). */
 void recs__py_names_free(void);
 void recs__py_names_abandon(void);

@@ -97,6 +97,16 @@ for e in $pys; do
         [ "${paired% *}" -eq "${paired#* }" ] && [ "${paired#* }" -ge 50 ]
         ok $? "python $v: each Python frame just before an eval loop of its own (${paired% *} of ${paired#* } whole stacks)"
     fi
+    # The line of every instruction of the standard library's code, as
+    # the drain reads it from the line table, is the interpreter's own.
+    hex=$("$py" -c 'import sys; print("%x" % (sys.hexversion >> 16))')
+    "$py" "$SRC/lines.py" 2>/dev/null | "$top_builddir/tests/py-lines" "$hex" \
+        >"$TMP/lines.out" 2>"$TMP/lines.err"
+    r=$?
+    read -r ninstr nbad <"$TMP/lines.out"
+    [ $r -eq 0 ] && [ "${ninstr:-0}" -ge 10000 ]
+    ok $? "python $v: lines from the line table as the interpreter's (${ninstr:-0} instructions, ${nbad:-?} not)"
+    [ $r -eq 0 ] || diag_file "$TMP/lines.err"
     # The tools show them as "qualname (file.py:line)".
     "$REC_DUMP" --format collapsed "$TMP/py$v.rec" >"$TMP/py.collapsed" 2>"$TMP/err"
     grep -Eq ";$hl [(]hot.py:24[)];([^;(]*;)*inner [(]hot.py:(8|9|10)[)]" "$TMP/py.collapsed"
