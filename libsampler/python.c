@@ -23,7 +23,7 @@ recs__py_state recs__py;
 
 struct found {
     bool done;
-    char why[128];               /* why an interpreter gets no frames */
+    char why[320];               /* why an interpreter gets no frames */
 };
 
 static const recs__py_layout *layout_for(uint16_t version)
@@ -35,8 +35,8 @@ static const recs__py_layout *layout_for(uint16_t version)
 }
 
 /* The interpreter's minor version (0x30b is 3.11), 0 if older than 3.9:
- * Py_Version from 3.11 on; before, the first version to export a
- * function. */
+ * Py_Version from 3.11 on; before, by a function each version was the
+ * first to export. */
 static uint16_t version_of(void *h)
 {
     const unsigned long *ver = dlsym(h, "Py_Version");
