@@ -27,7 +27,7 @@ for p in /usr/bin/python3 "$HOME"/.pyenv/versions/3.9.*/bin/python3.9 \
 done
 [ -n "$pys" ] || skip_all "no CPython 3.9 to 3.13 installed"
 for v in 3.9 3.10; do
-    case " $pys " in *" $v:"*) ;; *) diag "CPython $v not installed: not tried" ;; esac
+    case " $pys " in *" $v:"*) ;; *) skip "python $v: not installed (pyenv's $HOME/.pyenv/versions/$v.*)" ;; esac
 done
 
 # frames NAME: per sample, truncated or whole, then its frames as
