@@ -14,8 +14,10 @@
 #   stacks    tests/workloads/stacks-nofp (-O2 -fomit-frame-pointer)
 # Costs (bench/unwind-cost): ns per walk of a ~30-frame stack without
 # frame pointers (the handler's walk, signal delivery excluded, median of
-# 5 x 200000 walks), and of the Python frames' walk beside it; table rows, bytes and build time for libc, libpython
-# (statically in Debian's python3.11) and the workload.
+# 5 x 200000 walks), and of the Python frames' walk beside it (Debian's
+# libpython3.11, and pyenv's 3.9 and 3.10 when installed); table rows,
+# bytes and build time for libc, libpython (statically in Debian's
+# python3.11) and the workload.
 # shellcheck source=bench/lib.sh
 . "$(dirname "$0")/lib.sh"
 
@@ -112,13 +114,24 @@ echo
 echo "# walk cost (no frame pointers, stack of ~30 frames)"
 "$cost" walk 26 | sed 's/^/  /'
 # The Python frames' walk beside the native walk of the same stack, from
-# 20 and 60 Python calls deep in Debian's libpython3.11 (aim: at most 2x).
+# 20 and 60 Python calls deep in Debian's libpython3.11 (aim: at most 2x),
+# and in pyenv's 3.9 and 3.10, whose frames are each read through the
+# kernel (a Python call there is a native call too: the native walk stops
+# at 128 frames).
 if [ -e /usr/lib/x86_64-linux-gnu/libpython3.11.so.1.0 ]; then
-    echo "# Python frames' walk (ns, median of 5 x 200000), libpython3.11"
+    echo "# Python frames' walk (ns, median of 5 x py_walks), libpython3.11"
     for d in 20 60; do
         "$cost" python $d | sed 's/^/  /'
     done
 fi
+for lib in "$HOME"/.pyenv/versions/3.9.*/lib/libpython3.9.so.1.0 \
+           "$HOME"/.pyenv/versions/3.10.*/lib/libpython3.10.so.1.0; do
+    [ -e "$lib" ] || continue
+    echo "# Python frames' walk (ns, median of 5 x py_walks), $lib"
+    for d in 20 60; do
+        "$cost" python $d "$lib" | sed 's/^/  /'
+    done
+done
 echo "# tables (median build time of 5)"
 files="/lib/x86_64-linux-gnu/libc.so.6 $stacks"
 [ -n "$py" ] && files="$files $(readlink -f "$py")"

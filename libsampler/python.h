@@ -1,17 +1,18 @@
 /*
- * libsampler/python.h - Python functions in native stacks (CPython 3.11
+ * libsampler/python.h - Python functions in native stacks (CPython 3.9
  * to 3.13, no flag needed).
  *
  * A Python program's native stack shows only the interpreter's C code:
  * each call of _PyEval_EvalFrameDefault runs one or more Python functions
- * (3.11 on run Python-to-Python calls inside one C call). The thread's
- * own chain of interpreter frames says which. The handler reads that
- * chain (python.c): the thread state from the interpreter's thread-state
- * key, then each frame's code object and instruction, innermost first;
- * it reads no code object. The drain names each (code, instruction) pair
- * (sym-python.c: qualified name, file, line from the code object's
- * location table) and puts each eval-loop call's Python frames in front
- * of that call's native frame (stacks.c).
+ * (3.11 on run Python-to-Python calls inside one C call; before, each
+ * runs exactly one). The thread's own chain of interpreter frames says
+ * which. The handler reads that chain (python.c): the thread state from
+ * the interpreter's thread-state key, then each frame's code object and
+ * instruction, innermost first; it reads no code object. The drain names
+ * each (code, instruction) pair (sym-python.c: qualified name, or the
+ * name before 3.11, file, line from the code object's line table) and
+ * puts each eval-loop call's Python frames in front of that call's native
+ * frame (stacks.c).
  *
  * Where the interpreter keeps these is internal to CPython and changes
  * between minor versions: one row per version (py-layouts.h), generated
@@ -23,6 +24,7 @@
 
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <rec/record.h>
 
@@ -37,22 +39,42 @@ typedef struct recs__py_layout {
                                     state, null until Py_Finalize */
     uint16_t ts_cframe;          /* PyThreadState: its _PyCFrame pointer;
                                     NONE when the thread state holds the
-                                    current frame itself (3.13) */
+                                    current frame itself (3.9, 3.10, 3.13) */
     uint16_t current_frame;      /* in the _PyCFrame, or the thread state */
     uint16_t ts_chunk, ts_top;   /* PyThreadState: the frames' data stack:
-                                    its current chunk and top */
-    uint16_t fr_code;            /* _PyInterpreterFrame: the code object */
+                                    its current chunk and top; NONE before
+                                    3.11 (every frame an object of its own) */
+    uint16_t fr_code;            /* the frame: its code object */
     uint16_t fr_previous;        /* the caller's frame */
-    uint16_t fr_instr;           /* the instruction: last executed (3.11,
-                                    3.12), current (3.13) */
+    uint16_t fr_instr;           /* the instruction's address: last
+                                    executed (3.11, 3.12), current (3.13);
+                                    NONE before */
+    uint16_t fr_lasti;           /* 3.9, 3.10: f_lasti, an int: the index of
+                                    the instruction running, -1 before the
+                                    first; NONE after */
+    uint16_t lasti_shift;        /* f_lasti >> this is in code units (3.9
+                                    counts bytes) */
     uint16_t fr_entry;           /* 3.11: is_entry, the outermost frame of
-                                    its eval-loop call; NONE after */
-    uint16_t fr_owner;           /* owner (a byte) */
+                                    its eval-loop call; NONE otherwise */
+    uint16_t fr_owner;           /* owner (a byte); NONE before 3.11, where
+                                    each frame is an eval-loop call's only
+                                    one */
     uint16_t owner_cstack;       /* 3.12 on: the owner of the eval loop's
                                     entry frame (marks a call's start);
                                     0xff before */
-    uint16_t co_code;            /* PyCodeObject: its instructions */
-    uint16_t co_filename, co_qualname, co_firstlineno, co_linetable;
+    uint16_t co_code;            /* PyCodeObject: its instructions (3.11
+                                    on; NONE before) */
+    uint16_t co_basicsize;       /* PyCode_Type's tp_basicsize: checked
+                                    against the interpreter's own, which
+                                    differs in a build of other object
+                                    headers (Py_TRACE_REFS, free-threaded) */
+    uint16_t co_filename;
+    uint16_t co_qualname;        /* co_name before 3.11, which has no
+                                    qualified name */
+    uint16_t co_firstlineno;
+    uint16_t co_linetable;       /* the line table: co_lnotab (3.9), 3.10's
+                                    co_linetable, the location table (3.11
+                                    on), each its own format */
     uint16_t str_ascii;          /* sizeof(PyASCIIObject): ASCII text */
     uint16_t str_compact;        /* sizeof(PyCompactUnicodeObject) */
 } recs__py_layout;
@@ -63,6 +85,8 @@ typedef struct recs__py_state {
     const recs__py_layout *layout;
     uint64_t runtime;            /* &_PyRuntime */
     uint64_t code_type;          /* &PyCode_Type */
+    uint64_t frame_type;         /* &PyFrame_Type (before 3.11: each frame's
+                                    type, checked by the walk) */
     uint64_t eval_lo, eval_hi;   /* _PyEval_EvalFrameDefault */
 } recs__py_state;
 
@@ -125,6 +149,11 @@ static inline bool recs__py_in_eval(uint64_t pc)
 /* The Frame of a Python frame word (drain): "qualname", its file and
  * line, kind python; cached by code object and instruction. 0 or < 0. */
 int recs__py_frame(rec_writer *w, uint64_t word, rec_id *id);
+/* The line of instruction off (code units) from a line table t of n bytes
+ * in version's format (cut: the code object's was longer), the code's
+ * first line first; 0 if it has none (py-lines.c). */
+unsigned recs__py_line(uint16_t version, const unsigned char *t, size_t n,
+                       bool cut, int first, uint32_t off);
 /* The name cache, with the stack cache's lifetime (stacks.c). */
 void recs__py_names_free(void);
 void recs__py_names_abandon(void);

@@ -245,6 +245,22 @@ static size_t py_group(const uint64_t *key, size_t py, size_t n, rec_id *ids,
     return py;
 }
 
+/* Of a stack walked to its root: the innermost eval-loop calls that have
+ * no Python frames of their own. Only the innermost call can lack them:
+ * sampled between its start and setting its frame current, or between
+ * giving the caller's back and its return; paired from the innermost,
+ * every call would be given its callee's frames. */
+static size_t evals_without(const uint64_t *key, size_t n, size_t npy)
+{
+    size_t evals = 0, calls = 0;
+
+    for (size_t i = 1; i < n - npy; i++)
+        evals += recs__py_in_eval(i > 1 || (key[0] & 1) ? key[i] - 1 : key[i]);
+    for (size_t i = n - npy; i < n; i++)
+        calls += (key[i] & RECS_PY_END) || i == n - 1;
+    return evals > calls ? evals - calls : 0;
+}
+
 /* The stack's id, 0 if none; *provisional: a frame's name is (see
  * recs__symbols_frames), so the stack must not be cached; w: its JIT
  * frames named at w->t, and when that holds. */
@@ -255,6 +271,7 @@ static rec_id intern_stack(const uint64_t *key, size_t n, bool *provisional,
     size_t nids = 0;
     unsigned stop = (unsigned)(key[0] >> 16 & 0xf);
     size_t npy = (size_t)(key[0] >> 8 & 0xff), py = n - npy;
+    size_t bare = npy && stop == RECS_STOP_ROOT ? evals_without(key, n, npy) : 0;
     struct rec_StackTrace st;
     rec_id id = 0;
 
@@ -275,8 +292,13 @@ static rec_id intern_stack(const uint64_t *key, size_t n, bool *provisional,
         nids += got;
         /* An eval-loop call: the Python functions it runs go between the
          * code inlined into it, which works for them, and the call's
-         * physical frame (the last of the pc's frames). */
-        if (got && py < n && recs__py_in_eval(is_ret ? key[i] - 1 : key[i])) {
+         * physical frame (the last of the pc's frames); a bare one has
+         * none (evals_without). */
+        if (!got || py >= n || !recs__py_in_eval(is_ret ? key[i] - 1 : key[i]))
+            continue;
+        if (bare) {
+            bare--;
+        } else {
             rec_id call = ids[--nids];
             py = py_group(key, py, n, ids, &nids);
             if (nids < REC_MAX_ARRAY)

@@ -2,8 +2,8 @@
  * libsampler/sym-python.c - a Python frame named: the code object the
  * handler saw, read through the kernel (it may have been freed since:
  * then its type no longer matches and the frame is "[python]"), its
- * qualified name, file, and the line of the instruction from its location
- * table. Drain only.
+ * qualified name (its name before 3.11), file, and the line of the
+ * instruction from its line table. Drain only.
  */
 #include <config.h>
 #include "internal.h"
@@ -89,8 +89,10 @@ struct code_info {
     uint64_t qualname, filename;     /* the str objects' addresses */
     rec_id func, file;
     int32_t firstline;
-    unsigned char *table;            /* the location table */
+    unsigned char *table;            /* the line table */
     size_t tlen;
+    bool lines;                      /* the table read, maybe empty */
+    bool cut;                        /* longer than TABLE_MAX */
 };
 
 static void drop_code(void *slot)
@@ -198,62 +200,11 @@ static bool read_str(uint64_t addr, char *out, size_t cap)
     return true;
 }
 
-static unsigned varint(const unsigned char *p, size_t n, size_t *i)
+/* The line of instruction off in ci's code. */
+static unsigned line_of(const struct code_info *ci, uint32_t off)
 {
-    unsigned v = 0, shift = 0;
-    unsigned char b;
-
-    do {
-        if (*i >= n || shift > 28)
-            return 0;
-        b = p[(*i)++];
-        v |= (unsigned)(b & 63) << shift;
-        shift += 6;
-    } while (b & 64);
-    return v;
-}
-
-static int svarint(const unsigned char *p, size_t n, size_t *i)
-{
-    unsigned v = varint(p, n, i);
-    return v & 1 ? -(int)(v >> 1) : (int)(v >> 1);
-}
-
-/* The line of instruction off (code units) from a location table (the
- * format of 3.11 to 3.13, Objects/locations.md); 0 if it has none. */
-static unsigned table_line(const unsigned char *t, size_t n, int first,
-                           uint32_t off)
-{
-    int line = first;
-    uint32_t at = 0;
-    size_t i = 0;
-
-    while (i < n) {
-        unsigned char b = t[i++];
-        unsigned code = b >> 3 & 15, len = (b & 7) + 1u;
-        bool none = false;
-        if (!(b & 0x80))
-            return 0;              /* out of step: no line rather than a wrong one */
-        if (code == 15) {
-            none = true;
-        } else if (code == 14) {
-            line += svarint(t, n, &i);
-            varint(t, n, &i);
-            varint(t, n, &i);
-            varint(t, n, &i);
-        } else if (code == 13) {
-            line += svarint(t, n, &i);
-        } else if (code >= 10) {
-            line += (int)code - 10;
-            i += 2;
-        } else {
-            i += 1;
-        }
-        if (off < at + len)
-            return none || line <= 0 ? 0 : (unsigned)line;
-        at += len;
-    }
-    return 0;
+    return recs__py_line(recs__py.layout->version, ci->table, ci->tlen,
+                         ci->cut, ci->firstline, off);
 }
 
 /* Read the code object at code into ci (names interned, table copied);
@@ -266,8 +217,14 @@ static bool read_code(rec_writer *w, uint64_t code, struct code_info *ci,
     char text[NAME_MAX_CHARS * 4 + 1];
     uint64_t type, qn, fn, ptr, tlen;
     int32_t firstline;
+    size_t need = 16;
 
-    if (l->co_code > sizeof co || !read_mem(co, code, l->co_code))
+    /* The fields read, wherever the version has them. */
+    need = l->co_filename + 8u > need ? l->co_filename + 8u : need;
+    need = l->co_qualname + 8u > need ? l->co_qualname + 8u : need;
+    need = l->co_linetable + 8u > need ? l->co_linetable + 8u : need;
+    need = l->co_firstlineno + 4u > need ? l->co_firstlineno + 4u : need;
+    if (need > sizeof co || !read_mem(co, code, need))
         return false;
     memcpy(&type, co + 8, 8);
     if (type != recs__py.code_type)
@@ -289,12 +246,14 @@ static bool read_code(rec_writer *w, uint64_t code, struct code_info *ci,
     ci->firstline = firstline;
     memcpy(&ptr, co + l->co_linetable, 8);
     /* A bytes object: its size at 16, its bytes at 32. */
-    if (ptr && !(ptr & 7) && read_mem(&tlen, ptr + 16, 8) && tlen) {
-        if (tlen > TABLE_MAX)
+    if (ptr && !(ptr & 7) && read_mem(&tlen, ptr + 16, 8)) {
+        ci->cut = tlen > TABLE_MAX;
+        if (ci->cut)
             tlen = TABLE_MAX;
-        ci->table = malloc(tlen);
-        if (ci->table && read_mem(ci->table, ptr + 32, tlen)) {
+        ci->table = tlen ? malloc(tlen) : NULL;
+        if (!tlen || (ci->table && read_mem(ci->table, ptr + 32, tlen))) {
             ci->tlen = tlen;
+            ci->lines = true;
         } else {
             free(ci->table);
             ci->table = NULL;
@@ -335,8 +294,9 @@ int recs__py_frame(rec_writer *w, uint64_t word, rec_id *id)
         /* Named now, or when it was alive. */
         f.function = ci->func;
         f.file = ci->file;
-        if (ci->file && ci->table)
-            f.line = table_line(ci->table, ci->tlen, ci->firstline, off);
+        /* An empty table too: 3.9 has one for a one-line function. */
+        if (ci->file && ci->lines)
+            f.line = line_of(ci, off);
     } else if ((rc = rec_intern_cstr(w, "[python]", &f.function)) < 0) {
         return rc;
     }

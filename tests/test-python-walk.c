@@ -4,7 +4,9 @@
  * version's layout: the frames and their eval-loop calls come out right,
  * and every pointer that leads to unmapped memory (the thread state, its
  * current frame, a frame, the data stack) ends the Python part without a
- * fault: a wrong pointer must never crash the program.
+ * fault: a wrong pointer must never crash the program. Before 3.11 a
+ * frame is an object of its own type, each its eval-loop call's only
+ * frame, its instruction an index (f_lasti).
  */
 #include <config.h>
 #include "internal.h"
@@ -32,6 +34,7 @@ void recs__warn(const char *fmt, ...)
 }
 
 static unsigned char runtime[4096];
+static uint64_t frame_type[4];     /* stands for PyFrame_Type */
 static pthread_key_t key;
 static uint64_t bad;               /* a page that is not mapped */
 
@@ -50,11 +53,13 @@ static void use(const recs__py_layout *l)
     memcpy(runtime + l->tss_key, &k, 4);
     recs__py.layout = l;
     recs__py.runtime = (uint64_t)(uintptr_t)runtime;
+    recs__py.frame_type = (uint64_t)(uintptr_t)frame_type;
     atomic_store(&recs__py.on, 1);
 }
 
 /* A thread state whose current frame is fr (3.11, 3.12: through the root
- * _PyCFrame inside it; 3.13: its own field), data stack [chunk, top). */
+ * _PyCFrame inside it; others: its own field), data stack [chunk, top)
+ * from 3.11 on. */
 static void make_tstate(const recs__py_layout *l, unsigned char *ts,
                         uint64_t fr, uint64_t chunk, uint64_t top)
 {
@@ -67,17 +72,27 @@ static void make_tstate(const recs__py_layout *l, unsigned char *ts,
         put64(ts, l->ts_cframe, (uint64_t)(uintptr_t)(ts + 320));
         put64(ts + 320, l->current_frame, fr);
     }
-    put64(ts, l->ts_chunk, chunk);
-    put64(ts, l->ts_top, top);
+    if (l->ts_chunk != RECS_PY_NONE) {
+        put64(ts, l->ts_chunk, chunk);
+        put64(ts, l->ts_top, top);
+    }
 }
+
+#define FRAME_BYTES 128              /* a frame's room here, any version */
 
 static void make_frame(const recs__py_layout *l, unsigned char *f,
                        uint64_t code, unsigned instr_units, uint64_t prev,
                        bool entry, unsigned owner)
 {
-    memset(f, 0, 80);
+    memset(f, 0, FRAME_BYTES);
     put64(f, l->fr_code, code);
     put64(f, l->fr_previous, prev);
+    if (l->fr_lasti != RECS_PY_NONE) {
+        int32_t lasti = (int32_t)(instr_units << l->lasti_shift);
+        put64(f, 8, (uint64_t)(uintptr_t)frame_type);
+        memcpy(f + l->fr_lasti, &lasti, 4);
+        return;
+    }
     put64(f, l->fr_instr, code + l->co_code + 2ull * instr_units);
     if (l->fr_entry != RECS_PY_NONE)
         f[l->fr_entry] = entry;
@@ -117,7 +132,8 @@ static void freed_state(const recs__py_layout *l, uint64_t code)
                 (uint64_t)(uintptr_t)chunk + 1024);
     pthread_setspecific(key, ts);
     tap_ok(walk_seen(seen, out, 8) == 1 && seen[0] == (uint64_t)(uintptr_t)ts &&
-           seen[1] == (uint64_t)(uintptr_t)chunk && walk_seen(seen, out, 8) == 1,
+           seen[1] == (l->ts_chunk == RECS_PY_NONE ? 0 : (uint64_t)(uintptr_t)chunk) &&
+           walk_seen(seen, out, 8) == 1,
            "%x: a thread state and chunk read through the kernel once, then in place", v);
     memcpy(runtime + l->rt_finalizing, &one, 8);
     munmap(page, 8192);
@@ -131,14 +147,15 @@ static void one_version(const recs__py_layout *l)
 {
     static unsigned char chunk[16384] __attribute__((aligned(16)));
     static unsigned char ts[512] __attribute__((aligned(16)));
-    static unsigned char gen[80] __attribute__((aligned(16)));
-    static unsigned char entry[80] __attribute__((aligned(16)));
+    static unsigned char gen[FRAME_BYTES] __attribute__((aligned(16)));
+    static unsigned char entry[FRAME_BYTES] __attribute__((aligned(16)));
     uint64_t out[RECS_PY_DEPTH];
     uint64_t c = (uint64_t)(uintptr_t)chunk;
     uint64_t code1 = 0x7f0000001000ull, code2 = 0x7f0000002008ull,
              code3 = 0x7f0000003010ull;
     unsigned char *f1 = chunk + 64, *f2 = chunk + 256;
     bool v311 = l->fr_entry != RECS_PY_NONE;
+    bool objects = l->fr_owner == RECS_PY_NONE;   /* before 3.11 */
     unsigned n, v = l->version;
 
     use(l);
@@ -150,7 +167,7 @@ static void one_version(const recs__py_layout *l)
      * entry frame that follows it); then a generator's frame on the heap
      * running in an outer call. */
     make_frame(l, f1, code1, 7, (uint64_t)(uintptr_t)f2, false, 0);
-    if (v311) {
+    if (v311 || objects) {
         make_frame(l, f2, code2, 0, (uint64_t)(uintptr_t)gen, true, 0);
     } else {
         make_frame(l, f2, code2, 0, (uint64_t)(uintptr_t)entry, false, 0);
@@ -162,16 +179,27 @@ static void one_version(const recs__py_layout *l)
     pthread_setspecific(key, ts);
     n = walk(out, RECS_PY_DEPTH);
     tap_ok(n == 3 && recs__py_code(out[0]) == code1 && recs__py_off(out[0]) == 7 &&
-           !(out[0] & RECS_PY_END) && recs__py_code(out[1]) == code2 &&
+           !(out[0] & RECS_PY_END) == !objects && recs__py_code(out[1]) == code2 &&
            (out[1] & RECS_PY_END) && recs__py_code(out[2]) == code3 &&
            recs__py_off(out[2]) == 3,
            "%x: three frames, code and instruction each, the call's end marked (%u)", v, n);
     tap_ok(walk(out, 2) == 2, "%x: at most max frames", v);
+    if (objects) {
+        /* Before its first instruction f_lasti is -1. */
+        int32_t minus = -1;
+        memcpy(gen + l->fr_lasti, &minus, 4);
+        n = walk(out, RECS_PY_DEPTH);
+        tap_ok(n == 3 && recs__py_off(out[2]) == 0,
+               "%x: a frame not started yet is at its first instruction", v);
+        /* Freed, or never one: not of the frame type. */
+        put64(f2, 8, (uint64_t)(uintptr_t)frame_type + 8);
+        n = walk(out, RECS_PY_DEPTH);
+        tap_ok(n == 1, "%x: an object of another type ends the walk (%u frames)", v, n);
+        put64(f2, 8, (uint64_t)(uintptr_t)frame_type);
+    }
 
     /* A frame whose caller is unmapped: the frames before it. */
     put64(f2, l->fr_previous, bad);
-    if (!v311)
-        put64(f2, l->fr_previous, bad);
     n = walk(out, RECS_PY_DEPTH);
     tap_ok(n == 2, "%x: a caller on an unmapped page ends the walk (%u frames)", v, n);
     put64(f2, l->fr_previous, (uint64_t)(uintptr_t)f2);

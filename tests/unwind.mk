@@ -73,3 +73,9 @@ tests_test_python_walk_CPPFLAGS = -I$(top_srcdir)/libsampler $(AM_CPPFLAGS) \
 tests_test_python_walk_CFLAGS = $(AM_CFLAGS) $(PTHREAD_CFLAGS)
 tests_test_python_walk_LDADD = librecord/librecord.la $(PTHREAD_LIBS) -ldl
 TESTS += tests/test-python-walk
+# The drain's line tables against each interpreter's (test-python.sh).
+check_PROGRAMS += tests/py-lines
+tests_py_lines_SOURCES = tests/py-lines.c libsampler/py-lines.c \
+	libsampler/python.h
+tests_py_lines_CPPFLAGS = -I$(top_srcdir)/libsampler $(AM_CPPFLAGS)
+EXTRA_DIST += tests/runtimes/lines.py
