@@ -453,8 +453,8 @@ void rec_relay_writer_gone(rec_relay *rl);
  * what a writer of its own wrote) the place of the chunk at offset of fd
  * in its recording: its index, start, duration, writer and flags (LAST,
  * SEALED); it can then stand in for that chunk. REC_EINVAL: chunk is not
- * a finished chunk of len bytes; REC_EMAGIC, REC_ECORRUPT, REC_ETRUNCATED
- * or REC_EIO: no valid chunk header at offset. */
+ * a finished chunk of len bytes; REC_EMAGIC, REC_ECORRUPT, REC_ETRUNCATED,
+ * REC_EVERSION or REC_EIO: no valid chunk header at offset. */
 int  rec_relay_place(void *chunk, size_t len, int fd, uint64_t offset);
 
 /* ------------------------------------------------------------------ */
