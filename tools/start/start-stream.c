@@ -218,28 +218,44 @@ static void queue(start_stream *s, item *it)
  * not being written yet give way to their replacements. */
 static void drop_oldest(start_stream *s)
 {
-    for (item *it = s->head; it && s->backlog > s->limit; it = it->next) {
+    item **link = &s->head, *prev = NULL;
+    while (*link && s->backlog > s->limit) {
+        item *it = *link;
         uint8_t *buf;
         size_t len;
         start_drop_stats ds;
-        if (it->buf || it->sent || !it->finished)
+        if (it->buf || it->sent || !it->finished) {
+            prev = it;
+            link = &it->next;
             continue;
+        }
         if (start_drop_chunk(s->mfd, it->off, &buf, &len, &ds) < 0) {
-            buf = NULL;     /* unreadable: dropped without replacement */
+            buf = NULL;
             len = 0;
             memset(&ds, 0, sizeof ds);
         }
         punch(s, it->off, it->len);
         s->backlog -= wire_len(it);
+        s->dropped_chunks++;
+        s->dropped_samples += ds.samples;
+        s->dropped_ns += ds.cpu_ns;
+        if (!buf) {
+            /* Unreadable: dropped without replacement. Nothing of it goes
+             * out: its header and END block without its blocks would
+             * break the stream. */
+            *link = it->next;
+            if (s->tail == it)
+                s->tail = prev;
+            free(it);
+            continue;
+        }
         it->buf = buf;
         it->off = 0;
         it->len = len;
         s->backlog += len;
-        s->dropped_chunks++;
-        s->dropped_samples += ds.samples;
-        s->dropped_ns += ds.cpu_ns;
-        if (buf)
-            start_drop_tally(buf, len, &s->tally);
+        start_drop_tally(buf, len, &s->tally);
+        prev = it;
+        link = &it->next;
     }
 }
 
