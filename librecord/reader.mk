@@ -4,6 +4,7 @@ librecord_librecord_la_SOURCES += \
 	librecord/spool.c \
 	librecord/dir.c \
 	librecord/copy.c \
+	librecord/relay.c \
 	librecord/follow.c \
 	librecord/block.c \
 	librecord/fields.h \

@@ -48,3 +48,9 @@ tests_test_reader_live_LDADD = $(READER_TEST_LDADD)
 TESTS += tests/test-reader-basic tests/test-reader-corpus tests/test-reader-roundtrip \
 	tests/test-reader-damage tests/test-reader-live tests/test-reader-fuzz
 
+check_PROGRAMS += tests/test-relay
+tests_test_relay_SOURCES = tests/test-relay.c tests/recbuild.h
+tests_test_relay_CPPFLAGS = $(READER_TEST_CPPFLAGS) -I$(top_srcdir)/librecord
+tests_test_relay_LDADD = $(READER_TEST_LDADD)
+$(tests_test_relay_OBJECTS): librecord/rec/events.h
+TESTS += tests/test-relay

@@ -79,8 +79,6 @@ tests_test_start_drop_SOURCES = tests/test-start-drop.c tests/recbuild.h \
 tests_test_start_drop_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests \
 	-I$(top_srcdir)/tools/start -I$(top_srcdir)/tools/cli \
 	-I$(top_srcdir)/librecord $(LZ4_CFLAGS)
-# static: start-drop.c uses rec__crc32c, which the shared library keeps local
-tests_test_start_drop_LDFLAGS = -static
 tests_test_start_drop_LDADD = tools/cli/libreccli.la librecord/librecord.la \
 	$(LZ4_LIBS) -lm
 TESTS += tests/test-start-drop

@@ -51,6 +51,19 @@ expect_status 0 "a shell running env"
 ! grep -q '^REC_' "$TMP/out" && grep -qx 'LD_PRELOAD=libm.so.6' "$TMP/out"
 ok $? "fork+exec, not followed: no REC_ variable, the user's LD_PRELOAD only"
 [ $? -eq 0 ] || diag_file "$TMP/out"
+# The library path is the user's too: a build-tree rec-start is run by
+# libtool's wrapper script, which adds the build tree's librecord to it.
+LD_LIBRARY_PATH=$TMP/nolib "$REC_START" -q -o "$TMP/env4.rec" sh -c env \
+    >"$TMP/out" 2>"$TMP/err"
+st=$?
+expect_status 0 "LD_LIBRARY_PATH set"
+env -u LD_LIBRARY_PATH "$REC_START" -q -o "$TMP/env5.rec" sh -c env \
+    >"$TMP/out2" 2>"$TMP/err"
+r=$?
+grep -qx "LD_LIBRARY_PATH=$TMP/nolib" "$TMP/out" && [ $r -eq 0 ] &&
+    ! grep -q '^LD_LIBRARY_PATH=' "$TMP/out2"
+ok $? "the program's LD_LIBRARY_PATH is the user's, set or not"
+[ $? -eq 0 ] || diag_file "$TMP/out"
 SPAWNENV=$top_builddir/tests/hazards/spawnenv
 if [ -x "$SPAWNENV" ]; then
     "$REC_START" -q -o "$TMP/env2.rec" "$SPAWNENV" >"$TMP/out" 2>"$TMP/err"

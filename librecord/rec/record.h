@@ -380,6 +380,84 @@ int rec_intern_values(rec_writer *w, const rec_type *t, const rec_value *values,
                       rec_id *id);
 
 /* ------------------------------------------------------------------ */
+/* Relaying chunks as they are written (man librecord(3), RELAYING    */
+/* CHUNKS)                                                            */
+/* ------------------------------------------------------------------ */
+
+typedef struct rec_relay rec_relay;
+
+/* How the relay gives each chunk (rec-format(5)). */
+#define REC_RELAY_FILE     0u   /* as a file holds it: a header first,
+                                 * then after each flush its new blocks
+                                 * and the header again */
+#define REC_RELAY_STREAMED 1u   /* as a STREAMED chunk: its header once,
+                                 * its blocks, an END block */
+
+typedef struct rec_relay_options {
+    size_t size;            /* sizeof(rec_relay_options): _init() sets it */
+    unsigned mode;          /* REC_RELAY_FILE (default) or _STREAMED */
+    uint64_t offset;        /* where the first chunk is in the source (0) */
+} rec_relay_options;
+
+void rec_relay_options_init(rec_relay_options *opt);
+
+/* What a piece of a chunk holds. */
+enum rec_relay_kind {
+    REC_RELAY_BEGIN = 1,    /* a new chunk's first header, at pos 0 */
+    REC_RELAY_BLOCKS,       /* blocks the writer committed */
+    REC_RELAY_HEADER,       /* FILE: the header now, written over pos 0 */
+    REC_RELAY_END           /* STREAMED: the END block */
+};
+
+/* The most bytes a piece carries in data. */
+#define REC_RELAY_DATA_MAX 256u
+
+typedef struct rec_relay_piece {
+    enum rec_relay_kind kind;
+    rec_chunk_info chunk;   /* the chunk as committed so far: index (from
+                             * 0, in relay order), offset and size in the
+                             * source, times, finished, last */
+    bool complete;          /* the chunk's last piece: nothing follows */
+    uint64_t pos;           /* where the bytes go in the chunk's copy */
+    uint64_t len;
+    const void *data;       /* BEGIN, HEADER, END: the bytes, valid until
+                             * the next call; BLOCKS: NULL */
+    uint64_t source;        /* BLOCKS: where they are in the source */
+} rec_relay_piece;
+
+/* Relay the chunks a writer writes to fd (a regular file or an in-memory
+ * file, read with pread(): its offset is not used, it is not taken over)
+ * while it writes them. opt may be NULL for the defaults. */
+int  rec_relay_open(rec_relay **out, int fd, const rec_relay_options *opt);
+void rec_relay_close(rec_relay *rl);
+
+/* The next piece of what the writer committed: 1 with *piece, 0 when
+ * nothing more is committed yet (call again later: after each flush of the
+ * writer), or a negative code with rec_relay_message(); the relay then
+ * stops. Blocks are not checked, only the chunk headers: REC_EMAGIC or
+ * REC_EVERSION where no chunk of this format is, REC_ECORRUPT for a
+ * damaged header (once the writer is gone: a header caught in an update
+ * is waited for until then), REC_ETRUNCATED when the source is shorter
+ * than a header says. The source may be cut (a hole punched) only where
+ * complete chunks were. */
+int  rec_relay_next(rec_relay *rl, rec_relay_piece *piece);
+const char *rec_relay_message(const rec_relay *rl);
+
+/* The writer is gone (its process ended): a header it left in the middle
+ * of an update is taken as a reader takes it. rec_relay_next() then gives
+ * the rest; a chunk it left OPEN ends at its last flush, without a
+ * complete piece. */
+void rec_relay_writer_gone(rec_relay *rl);
+
+/* Give the whole FINISHED chunk in chunk[0..len) (as a file holds it:
+ * what a writer of its own wrote) the place of the chunk at offset of fd
+ * in its recording: its index, start, duration, writer and flags (LAST,
+ * SEALED); it can then stand in for that chunk. REC_EINVAL: chunk is not
+ * a finished chunk of len bytes; REC_EMAGIC, REC_ECORRUPT, REC_ETRUNCATED,
+ * REC_EVERSION or REC_EIO: no valid chunk header at offset. */
+int  rec_relay_place(void *chunk, size_t len, int fd, uint64_t offset);
+
+/* ------------------------------------------------------------------ */
 /* Following a recording as it is written (man librecord(3),          */
 /* FOLLOWING A RECORDING)                                             */
 /* ------------------------------------------------------------------ */

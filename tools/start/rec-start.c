@@ -43,6 +43,9 @@
 #ifndef REC_BUILDDIR
 #define REC_BUILDDIR ""
 #endif
+#ifndef REC_LIBRECORD_BUILD
+#define REC_LIBRECORD_BUILD ""
+#endif
 
 static const char *prog = "rec-start";
 
@@ -324,26 +327,51 @@ static bool is_file(const char *p)
     return p && p[0] && stat(p, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-/* The sampler next to a build-tree rec-start (libtool keeps the real binary
- * in tools/.libs/ or relinks it in tools/), else the installed one.
+/* A build-tree rec-start: libtool keeps the real binary in tools/.libs/
+ * (or relinks it in tools/). */
+static bool in_build_tree(void)
+{
+    char self[PATH_MAX];
+    size_t bl = strlen(REC_BUILDDIR);
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+
+    if (n <= 0 || !bl)
+        return false;
+    self[n] = '\0';
+    return !strncmp(self, REC_BUILDDIR, bl) && self[bl] == '/';
+}
+
+/* The sampler next to a build-tree rec-start, else the installed one.
  * REC_SAMPLER_LIB overrides both. */
 static const char *find_sampler(void)
 {
     const char *env = getenv(REC_ENV_SAMPLER_LIB);
-    char self[PATH_MAX];
-    ssize_t n;
-    size_t bl = strlen(REC_BUILDDIR);
 
     if (env && env[0])
         return env;
-    n = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (n > 0 && bl) {
-        self[n] = '\0';
-        if (!strncmp(self, REC_BUILDDIR, bl) && self[bl] == '/' &&
-            is_file(REC_SAMPLER_BUILD))
-            return REC_SAMPLER_BUILD;
-    }
+    if (in_build_tree() && is_file(REC_SAMPLER_BUILD))
+        return REC_SAMPLER_BUILD;
     return REC_SAMPLER_INSTALLED;
+}
+
+/* libtool's wrapper script runs a build-tree rec-start with the build
+ * tree's librecord put first in LD_LIBRARY_PATH: the program gets the
+ * user's value back (none, if that was all). An installed rec-start has
+ * no wrapper. */
+static int restore_library_path(void)
+{
+    const char *v = getenv("LD_LIBRARY_PATH");
+    size_t l = strlen(REC_LIBRECORD_BUILD);
+
+    if (!v || !l || strncmp(v, REC_LIBRECORD_BUILD, l) != 0 ||
+        (v[l] != ':' && v[l] != '\0') || !in_build_tree())
+        return 0;
+    if (v[l] == '\0')
+        return unsetenv("LD_LIBRARY_PATH");
+    char *rest = strdup(v + l + 1);
+    int rc = rest ? setenv("LD_LIBRARY_PATH", rest, 1) : -1;
+    free(rest);
+    return rc;
 }
 
 static int find_asan_cb(struct dl_phdr_info *info, size_t size, void *arg)
@@ -601,6 +629,7 @@ static int child_env(const struct opts *o, const char *output, const char *lib)
     rc |= setenv(REC_ENV_NO_COMMAND_LINE, o->no_cmdline ? "1" : "0", 1);
     rc |= setenv(REC_ENV_PYTHON, o->no_python ? "0" : "1", 1);
     rc |= setenv(REC_ENV_RUN_ID, o->run_id, 1);
+    rc |= restore_library_path();
     free(preload);
     return rc ? -1 : 0;
 }

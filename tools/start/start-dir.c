@@ -6,10 +6,12 @@
  * The sampler records into a private in-memory file, as for a stream
  * (start-stream.c), its chunks rotated by age (--chunk-age) and size.
  * rec-start mirrors the chunk being written into a file of its own,
- * DIR/NNNNNNNNNNNN.rec: after each flush, the new blocks first, then the
- * header, as the writer itself orders them, so that a reader of DIR reads
- * up to the last flush. A chunk file is created under a dot name and
- * renamed once it holds a header: readers never meet an empty one. When
+ * DIR/NNNNNNNNNNNN.rec, as librecord's rec_relay gives it: a first header
+ * for the header alone, then after each flush the new blocks first and
+ * the header next, as the writer itself orders them, so that a reader of
+ * DIR reads up to the last flush. A chunk file is created under a dot
+ * name and renamed once it holds a header: readers never meet an empty
+ * one. When
  * the chunk is finished, its file is complete and the in-memory copy is
  * released; then whole chunk files are deleted, oldest first, while the
  * finished ones add up to more than --max-size or ended longer than
@@ -32,8 +34,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "format.h"
-
 static const char *prog = "rec-start";
 
 typedef struct kept {
@@ -42,14 +42,13 @@ typedef struct kept {
 
 struct start_dir {
     int mfd;                    /* what the sampler writes */
+    rec_relay *rl;              /* its chunks, piece by piece */
     int dfd;                    /* DIR */
     char *path;
     uint64_t max_size, max_age_ns;
     uint64_t seq;               /* the number of the chunk being mirrored */
     uint64_t coff;              /* its offset in mfd */
     int cfd;                    /* its file, -1 until its header came */
-    uint64_t copied;            /* bytes of it in the file */
-    uint8_t chdr[REC_CHUNK_HEADER_SIZE];    /* its header as last written */
     kept *files;                /* finished chunk files, oldest first */
     size_t nfiles, cap;
     uint64_t kept_bytes, deleted_files, deleted_bytes;
@@ -154,6 +153,16 @@ int start_dir_open(start_dir **out, const char *path, bool force,
         free(d);
         return -1;
     }
+    int rc = rec_relay_open(&d->rl, d->mfd, NULL);
+    if (rc < 0) {
+        snprintf(msg, msize, "cannot relay the sampler's output: %s",
+                 rec_strerror(rc));
+        close(d->mfd);
+        close(d->dfd);
+        free(d->path);
+        free(d);
+        return -1;
+    }
     d->max_size = max_size ? max_size : UINT64_MAX;
     d->max_age_ns = max_age_ns;
     start_tally_init(&d->tally);
@@ -226,7 +235,8 @@ static void retain(start_dir *d, uint64_t now)
     d->last_age_check_ns = now;
 }
 
-static int keep(start_dir *d, uint64_t size, const uint8_t *h)
+/* A finished chunk file; end: the wall clock of its last flush. */
+static int keep(start_dir *d, uint64_t size, uint64_t end)
 {
     if (d->nfiles == d->cap) {
         size_t c = d->cap ? 2 * d->cap : 64;
@@ -236,17 +246,14 @@ static int keep(start_dir *d, uint64_t size, const uint8_t *h)
         d->files = f;
         d->cap = c;
     }
-    uint64_t tps = start_le64(h + REC_CH_TICKS_PER_S), dur = start_le64(h + REC_CH_DURATION);
-    uint64_t end = start_le64(h + REC_CH_START_WALL) +
-                   (tps ? (uint64_t)((unsigned __int128)dur * 1000000000u / tps) : 0);
     d->files[d->nfiles++] = (kept){ d->seq, size, end };
     d->kept_bytes += size;
     return 0;
 }
 
-/* A new chunk's file: its first header and blocks under a dot name, then
- * the real name. */
-static int create_chunk(start_dir *d, const uint8_t *h)
+/* A new chunk's file: its first header under a dot name, then the real
+ * name. */
+static int create_chunk(start_dir *d, const rec_relay_piece *pc)
 {
     char tmp[64], n[64];
 
@@ -256,8 +263,7 @@ static int create_chunk(start_dir *d, const uint8_t *h)
                     O_CLOEXEC, 0600);
     if (d->cfd < 0)
         return -1;
-    d->copied = REC_CHUNK_HEADER_SIZE;
-    if (write_all(d->cfd, h, REC_CHUNK_HEADER_SIZE, 0) < 0 ||
+    if (write_all(d->cfd, pc->data, (size_t)pc->len, pc->pos) < 0 ||
         renameat(d->dfd, tmp, d->dfd, n) < 0) {
         int e = errno;
         unlinkat(d->dfd, tmp, 0);
@@ -266,84 +272,95 @@ static int create_chunk(start_dir *d, const uint8_t *h)
         errno = e;
         return -1;
     }
-    memcpy(d->chdr, h, sizeof d->chdr);
+    d->coff = pc->chunk.offset;
     return 0;
+}
+
+/* Blocks the sampler committed, into the chunk's file. */
+static int copy_blocks(start_dir *d, const rec_relay_piece *pc)
+{
+    for (uint64_t done = 0; done < pc->len;) {
+        size_t n = pc->len - done < sizeof d->io ? (size_t)(pc->len - done)
+                                                 : sizeof d->io;
+        ssize_t got = pread(d->mfd, d->io, n, (off_t)(pc->source + done));
+        if (got <= 0) {
+            errno = got < 0 ? errno : EIO;
+            failed(d, "copy the sampler's data into", d->seq);
+            return -1;
+        }
+        if (write_all(d->cfd, d->io, (size_t)got, pc->pos + done) < 0) {
+            failed(d, "write", d->seq);
+            return -1;
+        }
+        done += (uint64_t)got;
+    }
+    return 0;
+}
+
+static void release(start_dir *d, const rec_chunk_info *c)
+{
+    fallocate(d->mfd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+              (off_t)c->offset, (off_t)c->size);
+}
+
+/* The chunk's file is complete: counted, kept, its memory released, and
+ * retention applied. */
+static void chunk_done(start_dir *d, const rec_relay_piece *pc)
+{
+    start_tally_chunk(&d->tally, d->mfd, pc->chunk.offset);
+    close(d->cfd);
+    d->cfd = -1;
+    if (keep(d, pc->chunk.size, pc->chunk.start_ns + pc->chunk.duration_ns) < 0) {
+        errno = ENOMEM;
+        failed(d, "keep track of", d->seq);
+    }
+    release(d, &pc->chunk);
+    d->seq++;
+    retain(d, wall_ns());
 }
 
 /* Mirror what the sampler committed; at_end: the program is gone. */
 static void mirror(start_dir *d, bool at_end)
 {
-    uint8_t h[REC_CHUNK_HEADER_SIZE];
+    rec_relay_piece pc;
+    int rc = 0;
 
-    while (!d->lost) {
-        int k = start_peek_header(d->mfd, d->coff, at_end, h);
-        if (k < 0) {
-            fprintf(stderr, "%s: %s: no chunk at offset %" PRIu64 " of the "
-                    "sampler's output: the recording stops here\n", prog,
-                    d->path, d->coff);
-            d->broken = d->lost = true;
-        }
-        if (k <= 0)
-            return;
-        uint64_t size = start_le64(h + REC_CH_SIZE);
+    if (at_end)
+        rec_relay_writer_gone(d->rl);
+    while (!d->lost && (rc = rec_relay_next(d->rl, &pc)) > 0) {
         if (d->broken) {
             /* Nothing more can be written (said once): finished chunks
              * are released, so that memory does not grow instead. */
-            if (h[REC_CH_STATE] != REC_STATE_FINISHED)
-                return;
-            fallocate(d->mfd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
-                      (off_t)d->coff, (off_t)size);
-            d->coff += size;
+            if (pc.complete)
+                release(d, &pc.chunk);
             continue;
         }
-        if (d->cfd < 0 && create_chunk(d, h) < 0) {
-            failed(d, "create", d->seq);
-            return;
-        }
-        while (d->copied < size) {
-            size_t n = size - d->copied < sizeof d->io
-                       ? (size_t)(size - d->copied) : sizeof d->io;
-            ssize_t got = pread(d->mfd, d->io, n, (off_t)(d->coff + d->copied));
-            if (got <= 0) {
-                errno = got < 0 ? errno : EIO;
-                failed(d, "copy the sampler's data into", d->seq);
-                return;
-            }
-            if (write_all(d->cfd, d->io, (size_t)got, d->copied) < 0) {
+        if (pc.kind == REC_RELAY_BEGIN) {
+            if (create_chunk(d, &pc) < 0)
+                failed(d, "create", d->seq);
+        } else if (pc.kind == REC_RELAY_BLOCKS) {
+            copy_blocks(d, &pc);
+        } else if (pc.kind == REC_RELAY_HEADER) {
+            /* One write: a reader that reads it torn finds a checksum
+             * mismatch and reads again. */
+            if (write_all(d->cfd, pc.data, (size_t)pc.len, pc.pos) < 0)
                 failed(d, "write", d->seq);
-                return;
-            }
-            d->copied += (uint64_t)got;
         }
-        /* The header last, as the writer orders it: a reader that sees it
-         * finds the blocks it describes. One write: a reader that reads it
-         * torn finds a checksum mismatch and reads again. */
-        if (memcmp(h, d->chdr, sizeof h) != 0) {
-            if (write_all(d->cfd, h, sizeof h, 0) < 0) {
-                failed(d, "write", d->seq);
-                return;
-            }
-            memcpy(d->chdr, h, sizeof h);
+        if (d->broken) {
+            if (pc.complete)
+                release(d, &pc.chunk);
+        } else if (pc.complete) {
+            chunk_done(d, &pc);
         }
-        if (h[REC_CH_STATE] != REC_STATE_FINISHED) {
-            if (at_end)
-                d->unfinished = true;
-            return;
-        }
-        start_tally_chunk(&d->tally, d->mfd, d->coff);
-        close(d->cfd);
-        d->cfd = -1;
-        if (keep(d, size, h) < 0) {
-            errno = ENOMEM;
-            failed(d, "keep track of", d->seq);
-            return;
-        }
-        fallocate(d->mfd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
-                  (off_t)d->coff, (off_t)size);
-        d->coff += size;
-        d->seq++;
-        retain(d, wall_ns());
     }
+    if (rc < 0) {
+        fprintf(stderr, "%s: %s: the sampler's output cannot be relayed "
+                "(%s): the recording stops here\n", prog, d->path,
+                rec_relay_message(d->rl));
+        d->broken = d->lost = true;
+    }
+    if (at_end && d->cfd >= 0 && !d->broken)
+        d->unfinished = true;
 }
 
 void start_dir_work(start_dir *d)
@@ -419,6 +436,7 @@ void start_dir_free(start_dir *d)
     if (d->cfd >= 0)
         close(d->cfd);
     close(d->dfd);
+    rec_relay_close(d->rl);
     close(d->mfd);
     start_tally_free(&d->tally);
     free(d->files);

@@ -13,9 +13,9 @@
  * rec_emit_event()), not by the schema this program was built with: a
  * field or event type it does not know survives, and the entries events
  * refer to are re-interned so the replacement stands alone. The
- * replacement is written into a scratch in-memory file, and its header is
- * then given the dropped chunk's place in the recording (index, start
- * time, writer).
+ * replacement is written into a scratch in-memory file, read back as a
+ * file holds it (rec_relay), and then given the dropped chunk's place in
+ * the recording (rec_relay_place(): index, start time, writer).
  */
 #include <config.h>
 #include "start.h"
@@ -31,10 +31,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "crc32c.h"
-#include "format.h"
-
 #define REASON "stream-dropped"
+/* What a pipe's reader holds of a chunk at most (rec-format(5), LIMITS). */
+#define MAX_CHUNK (1u << 30)
 
 /* A thread's dropped samples. Its entry is interned at once: the last
  * losses are emitted after the reader has looked past the chunk, which
@@ -222,24 +221,39 @@ static int intern_reason(copier *c, const rec_reader *r)
     return rec_intern_values(c->w, s, &v, &c->reason) < 0 ? -1 : 0;
 }
 
-static void put32(uint8_t *p, uint32_t v)
+/* The finished first chunk of the scratch recording in fd, as a file
+ * holds it, into *out (malloc'ed). */
+static int first_chunk(int fd, uint8_t **out, size_t *len)
 {
-    for (int i = 0; i < 4; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
+    rec_relay *rl;
+    rec_relay_piece pc;
+    uint8_t *buf = NULL;
+    int rc = -1;
 
-/* The replacement chunk takes the dropped one's place: its index, start
- * (so chunks stay in time order), duration, writer and flags (LAST: the
- * recording closed cleanly). */
-static void place(uint8_t *h, const uint8_t *orig)
-{
-    memcpy(h + REC_CH_START_WALL, orig + REC_CH_START_WALL, 8);
-    memcpy(h + REC_CH_START_TICKS, orig + REC_CH_START_TICKS, 8);
-    memcpy(h + REC_CH_DURATION, orig + REC_CH_DURATION, 8);
-    memcpy(h + REC_CH_INDEX, orig + REC_CH_INDEX, 4);
-    memcpy(h + REC_CH_WRITER_PID, orig + REC_CH_WRITER_PID, 4);
-    h[REC_CH_FLAGS] = orig[REC_CH_FLAGS];
-    put32(h + REC_CH_CRC, rec__crc32c(0, h, REC_CH_CRC));
+    if (rec_relay_open(&rl, fd, NULL) < 0)
+        return -1;
+    while (rec_relay_next(rl, &pc) > 0) {
+        if (!buf && (!pc.chunk.finished || pc.chunk.size > MAX_CHUNK ||
+                     !(buf = malloc((size_t)pc.chunk.size))))
+            break;
+        if (pc.pos + pc.len > pc.chunk.size)
+            break;
+        if (pc.data)
+            memcpy(buf + pc.pos, pc.data, (size_t)pc.len);
+        else if (pread(fd, buf + pc.pos, (size_t)pc.len, (off_t)pc.source) !=
+                 (ssize_t)pc.len)
+            break;
+        if (pc.complete) {
+            *out = buf;
+            *len = (size_t)pc.chunk.size;
+            buf = NULL;
+            rc = 0;
+            break;
+        }
+    }
+    free(buf);
+    rec_relay_close(rl);
+    return rc;
 }
 
 int start_drop_chunk(int mfd, uint64_t off, uint8_t **out, size_t *outlen,
@@ -250,15 +264,12 @@ int start_drop_chunk(int mfd, uint64_t off, uint8_t **out, size_t *outlen,
     const rec_event *ev;
     rec_chunk_info ci;
     rec_writer_options wo;
-    uint8_t orig[REC_CHUNK_HEADER_SIZE], h[REC_CHUNK_HEADER_SIZE];
     char p[64];
     int rfd, wfd = -1, rc = -1;
 
     *out = NULL;
     *outlen = 0;
     memset(ds, 0, sizeof *ds);
-    if (pread(mfd, orig, sizeof orig, (off_t)off) != (ssize_t)sizeof orig)
-        return -1;
     snprintf(p, sizeof p, "/proc/self/fd/%d", mfd);
     if ((rfd = open(p, O_RDONLY | O_CLOEXEC)) < 0)
         return -1;
@@ -303,22 +314,14 @@ int start_drop_chunk(int mfd, uint64_t off, uint8_t **out, size_t *outlen,
     if (c.err || rec_writer_rotate(c.w) < 0)
         goto out;
     /* Chunk 0 of the scratch recording is finished: that is the one. */
-    int sfd = rec_writer_fd(c.w);
-    if (pread(sfd, h, sizeof h, 0) != (ssize_t)sizeof h)
+    if (first_chunk(rec_writer_fd(c.w), out, outlen) < 0)
         goto out;
-    uint64_t size = 0;
-    for (int i = 7; i >= 0; i--)
-        size = size << 8 | h[REC_CH_SIZE + i];
-    if (size < sizeof h || size > REC_MAX_STREAM_CHUNK ||
-        !(*out = malloc(size)))
-        goto out;
-    if (pread(sfd, *out, size, 0) != (ssize_t)size) {
+    if (rec_relay_place(*out, *outlen, mfd, off) < 0) {
         free(*out);
         *out = NULL;
+        *outlen = 0;
         goto out;
     }
-    place(*out, orig);
-    *outlen = size;
     rc = 0;
 out:
     if (c.st)

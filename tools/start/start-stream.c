@@ -5,18 +5,19 @@
  * The sampler cannot write a pipe itself: it rewrites chunk headers in
  * place under a seqlock, and it must never block on a consumer. So it
  * records into a private in-memory file (a memfd), and rec-start relays
- * each chunk as a STREAMED chunk (rec-format(5)): its header once, then
- * each flush's blocks as the sampler commits them, then an END block
- * holding the final header. A chunk's metadata and pools are thus sent
- * once per chunk (chunks rotate by age, --chunk-age), not once per flush,
- * and a flush that wrote nothing sends nothing. A finished chunk is
- * punched out of the memfd: memory holds the chunk being written and what
- * the consumer has not taken yet, up to the backlog limit. Writes never
- * block (non-blocking pipe, poll). When the consumer lags by more than
- * the limit, whole finished chunks not yet begun are dropped, oldest
- * first; each is replaced by a small chunk (start-drop.c) that keeps its
- * non-sample events and turns its samples into CPUTimeSampleLost with
- * reason stream-dropped, so the CPU time stays accounted for.
+ * each chunk as a STREAMED chunk (rec-format(5); librecord's rec_relay
+ * gives its pieces): its header once, then each flush's blocks as the
+ * sampler commits them, then an END block holding the final header. A
+ * chunk's metadata and pools are thus sent once per chunk (chunks rotate
+ * by age, --chunk-age), not once per flush, and a flush that wrote
+ * nothing sends nothing. A finished chunk is punched out of the memfd:
+ * memory holds the chunk being written and what the consumer has not
+ * taken yet, up to the backlog limit. Writes never block (non-blocking
+ * pipe, poll). When the consumer lags by more than the limit, whole
+ * finished chunks not yet begun are dropped, oldest first; each is
+ * replaced by a small chunk (start-drop.c) that keeps its non-sample
+ * events and turns its samples into CPUTimeSampleLost with reason
+ * stream-dropped, so the CPU time stays accounted for.
  */
 #include <config.h>
 #include "start.h"
@@ -35,31 +36,31 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "crc32c.h"
-#include "format.h"
-
 static const char *prog = "rec-start";
 
-/* A chunk to send. From the memfd it goes out as a STREAMED chunk: hdr
- * (the first header, marked), the memfd's bytes [off + 80, off + len) as
- * they are committed, then end (the END block) once it is FINISHED. */
+/* A chunk to send. From the memfd it goes out as the relay gives it: hdr
+ * (its first header, marked STREAMED), the memfd's bytes [off + hdr_len,
+ * off + len) as they are committed, then end (the END block) once it is
+ * FINISHED. */
 typedef struct item {
     struct item *next;
-    uint64_t off, len;          /* the chunk in the memfd: committed so far */
+    uint64_t off, len;          /* the chunk in the memfd: relayed so far */
     uint8_t *buf;               /* a replacement chunk instead (heap) */
     uint64_t sent;              /* bytes of what goes out (wire_len) */
-    bool finished;              /* len is final and end is built */
+    bool finished;              /* len is final and end is there */
     bool dead;                  /* its writer died in it: ends at len */
-    uint8_t hdr[REC_CHUNK_HEADER_SIZE];
-    uint8_t end[REC_BLOCK_HEADER_SIZE + REC_CHUNK_HEADER_SIZE];
+    size_t hdr_len, end_len;
+    uint8_t hdr[REC_RELAY_DATA_MAX];
+    uint8_t end[REC_RELAY_DATA_MAX];
 } item;
 
 struct start_stream {
     int mfd;                    /* what the sampler writes */
+    rec_relay *rl;              /* its chunks, piece by piece */
+    item *cur;                  /* the chunk the relay is in (NULL: given up) */
     int out;                    /* the consumer (non-blocking) */
     const char *name;           /* "-" or the FIFO's path */
     uint64_t limit;             /* backlog in bytes before chunks drop */
-    uint64_t scan_off;          /* next chunk header to look at */
     item *head, *tail;
     uint64_t backlog;           /* unsent bytes queued */
     bool gone;                  /* the consumer went away */
@@ -74,24 +75,12 @@ struct start_stream {
     uint8_t io[256 << 10];
 };
 
-static void put32(uint8_t *p, uint32_t v)
-{
-    for (int i = 0; i < 4; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static void put64(uint8_t *p, uint64_t v)
-{
-    put32(p, (uint32_t)v);
-    put32(p + 4, (uint32_t)(v >> 32));
-}
-
 /* Bytes an item puts on the wire, as far as known. */
 static uint64_t wire_len(const item *it)
 {
     if (it->buf)
         return it->len;
-    return it->len + (it->finished ? sizeof it->end : 0);
+    return it->len + (it->finished ? it->end_len : 0);
 }
 
 /* The sampler's in-memory file; an unlinked file in $TMPDIR where memfd
@@ -120,14 +109,24 @@ int start_stream_open(start_stream **out, int out_fd, const char *name,
 {
     start_stream *s = calloc(1, sizeof *s);
     char p[64];
-    int fd;
+    int fd, rc;
 
     *out = NULL;
     if (!s) {
         snprintf(msg, msize, "out of memory");
         return -1;
     }
+    rec_relay_options ro;
+    rec_relay_options_init(&ro);
+    ro.mode = REC_RELAY_STREAMED;
     if ((s->mfd = start_backing_file(msg, msize)) < 0) {
+        free(s);
+        return -1;
+    }
+    if ((rc = rec_relay_open(&s->rl, s->mfd, &ro)) < 0) {
+        snprintf(msg, msize, "cannot relay the sampler's output: %s",
+                 rec_strerror(rc));
+        close(s->mfd);
         free(s);
         return -1;
     }
@@ -148,6 +147,7 @@ int start_stream_open(start_stream **out, int out_fd, const char *name,
     }
     if (fd < 0) {
         snprintf(msg, msize, "%s: %s", name, strerror(errno));
+        rec_relay_close(s->rl);
         close(s->mfd);
         free(s);
         return -1;
@@ -218,120 +218,94 @@ static void queue(start_stream *s, item *it)
  * not being written yet give way to their replacements. */
 static void drop_oldest(start_stream *s)
 {
-    for (item *it = s->head; it && s->backlog > s->limit; it = it->next) {
+    item **link = &s->head, *prev = NULL;
+    while (*link && s->backlog > s->limit) {
+        item *it = *link;
         uint8_t *buf;
         size_t len;
         start_drop_stats ds;
-        if (it->buf || it->sent || !it->finished)
+        if (it->buf || it->sent || !it->finished) {
+            prev = it;
+            link = &it->next;
             continue;
+        }
         if (start_drop_chunk(s->mfd, it->off, &buf, &len, &ds) < 0) {
-            buf = NULL;     /* unreadable: dropped without replacement */
+            buf = NULL;
             len = 0;
             memset(&ds, 0, sizeof ds);
         }
         punch(s, it->off, it->len);
         s->backlog -= wire_len(it);
+        s->dropped_chunks++;
+        s->dropped_samples += ds.samples;
+        s->dropped_ns += ds.cpu_ns;
+        if (!buf) {
+            /* Unreadable: dropped without replacement. Nothing of it goes
+             * out: its header and END block without its blocks would
+             * break the stream. */
+            *link = it->next;
+            if (s->tail == it)
+                s->tail = prev;
+            free(it);
+            continue;
+        }
         it->buf = buf;
         it->off = 0;
         it->len = len;
         s->backlog += len;
-        s->dropped_chunks++;
-        s->dropped_samples += ds.samples;
-        s->dropped_ns += ds.cpu_ns;
-        if (buf)
-            start_drop_tally(buf, len, &s->tally);
+        start_drop_tally(buf, len, &s->tally);
+        prev = it;
+        link = &it->next;
     }
-}
-
-/* The header of the chunk at off of the sampler's file into h,
- * consistent: under the writer's seqlock, or once the writer is gone
- * (at_end) as a reader would take it, its generation mended. 1, 0 (not
- * there yet), -1 (no chunk header there: the file is not ours to read). */
-int start_peek_header(int mfd, uint64_t off, bool at_end, uint8_t *h)
-{
-    ssize_t n = pread(mfd, h, REC_CHUNK_HEADER_SIZE, (off_t)off);
-    if (n < (ssize_t)REC_CHUNK_HEADER_SIZE)
-        return 0;
-    if (memcmp(h, REC_MAGIC, REC_MAGIC_LEN) != 0 ||
-        start_le32(h + REC_CH_HEADER_SIZE) != REC_CHUNK_HEADER_SIZE)
-        return -1;
-    uint32_t gen = start_le32(h + REC_CH_GENERATION);
-    bool ok = rec__crc32c(0, h, REC_CH_CRC) == start_le32(h + REC_CH_CRC);
-    if (!at_end && ((gen & 1) || !ok))
-        return 0;   /* an update in progress: looked at again later */
-    for (int d = -1; !ok && (gen & 1) && d <= 1; d += 2) {
-        put32(h + REC_CH_GENERATION, gen + (uint32_t)d);
-        ok = rec__crc32c(0, h, REC_CH_CRC) == start_le32(h + REC_CH_CRC);
-    }
-    return ok && start_le64(h + REC_CH_SIZE) >= REC_CHUNK_HEADER_SIZE;
-}
-
-/* The header a STREAMED chunk starts with: sent once, never rewritten. */
-static void mark_streamed(item *it, const uint8_t *h)
-{
-    uint8_t *m = it->hdr;
-    memcpy(m, h, REC_CHUNK_HEADER_SIZE);
-    put32(m + REC_CH_GENERATION, 0);
-    m[REC_CH_STATE] = REC_STATE_OPEN;
-    m[REC_CH_FLAGS] |= REC_CHUNK_STREAMED;
-    put64(m + REC_CH_SIZE, REC_CHUNK_HEADER_SIZE);
-    put32(m + REC_CH_CRC, rec__crc32c(0, m, REC_CH_CRC));
-}
-
-/* The END block: the chunk's final header, as the file would hold it. */
-static void build_end(item *it, const uint8_t *h)
-{
-    uint8_t *b = it->end;
-    memset(b, 0, REC_BLOCK_HEADER_SIZE);
-    b[REC_BH_KIND] = REC_BLOCK_END;
-    put32(b + REC_BH_STORED, REC_CHUNK_HEADER_SIZE);
-    put32(b + REC_BH_RAW, REC_CHUNK_HEADER_SIZE);
-    memcpy(b + REC_BLOCK_HEADER_SIZE, h, REC_CHUNK_HEADER_SIZE);
-    uint32_t crc = rec__crc32c(0, b, REC_BH_CRC);
-    put32(b + REC_BH_CRC, rec__crc32c(crc, h, REC_CHUNK_HEADER_SIZE));
 }
 
 /* What the sampler committed since the last look: the open chunk's new
  * blocks and its end, then new chunks. at_end: the program is gone. */
 static void scan(start_stream *s, bool at_end)
 {
-    uint8_t h[REC_CHUNK_HEADER_SIZE];
+    rec_relay_piece pc;
+    int rc = 0;
 
-    while (!s->broken) {
-        item *it = s->tail && !s->tail->buf && !s->tail->finished
-                   ? s->tail : NULL;
-        uint64_t off = it ? it->off : s->scan_off;
-        int k = start_peek_header(s->mfd, off, at_end, h);
-        if (k < 0) {
-            fprintf(stderr, "%s: %s: no chunk at offset %" PRIu64 " of the "
-                    "sampler's output: streaming stops\n", prog, s->name, off);
-            s->broken = true;
-        }
-        if (k <= 0)
-            return;
-        uint64_t size = start_le64(h + REC_CH_SIZE);
-        if (!it) {
-            if (!(it = calloc(1, sizeof *it)))
+    if (at_end)
+        rec_relay_writer_gone(s->rl);
+    while (!s->broken && (rc = rec_relay_next(s->rl, &pc)) > 0) {
+        item *it = s->cur;
+        if (pc.kind == REC_RELAY_BEGIN) {
+            if (!(it = calloc(1, sizeof *it))) {
+                fprintf(stderr, "%s: %s: out of memory: streaming stops\n",
+                        prog, s->name);
+                s->broken = true;
                 return;
-            it->off = off;
-            it->len = REC_CHUNK_HEADER_SIZE;
-            mark_streamed(it, h);
+            }
+            it->off = pc.chunk.offset;
+            it->len = it->hdr_len = (size_t)pc.len;
+            memcpy(it->hdr, pc.data, it->hdr_len);
+            s->cur = it;
             queue(s, it);
+        } else if (!it) {
+            /* given up on (the memfd could not be read): released */
+            if (pc.complete)
+                punch(s, pc.chunk.offset, pc.chunk.size);
+        } else if (pc.kind == REC_RELAY_BLOCKS) {
+            it->len += pc.len;
+            s->backlog += pc.len;
+        } else if (pc.kind == REC_RELAY_END) {
+            it->end_len = (size_t)pc.len;
+            memcpy(it->end, pc.data, it->end_len);
+            it->finished = true;
+            s->backlog += it->end_len;
         }
-        if (size > it->len) {
-            s->backlog += size - it->len;
-            it->len = size;
-        }
-        if (h[REC_CH_STATE] != REC_STATE_FINISHED) {
-            if (at_end)
-                it->dead = true;    /* the writer died in it: no END */
-            return;
-        }
-        build_end(it, h);
-        it->finished = true;
-        s->backlog += sizeof it->end;
-        s->scan_off = off + size;
+        if (pc.complete)
+            s->cur = NULL;
     }
+    if (rc < 0) {
+        fprintf(stderr, "%s: %s: the sampler's output cannot be relayed (%s): "
+                "streaming stops\n", prog, s->name, rec_relay_message(s->rl));
+        s->broken = true;
+    }
+    /* The writer died in its chunk: what it committed goes, without END. */
+    if (at_end && s->cur)
+        s->cur->dead = true;
 }
 
 static void consumer_gone(start_stream *s, int e)
@@ -345,6 +319,8 @@ static void consumer_gone(start_stream *s, int e)
 
 static void finish_item(start_stream *s, item *it, bool sent)
 {
+    if (s->cur == it)
+        s->cur = NULL;
     s->head = it->next;
     if (!s->head)
         s->tail = NULL;
@@ -389,17 +365,17 @@ static int send_some(start_stream *s)
                    ? (size_t)(total - it->sent) : sizeof s->io;
         if (it->buf) {
             p = it->buf + it->sent;
-        } else if (it->sent < REC_CHUNK_HEADER_SIZE) {
+        } else if (it->sent < it->hdr_len) {
             p = it->hdr + it->sent;
-            n = REC_CHUNK_HEADER_SIZE - (size_t)it->sent;
+            n = it->hdr_len - (size_t)it->sent;
         } else if (it->sent < it->len) {
             if (n > it->len - it->sent)
                 n = (size_t)(it->len - it->sent);
             ssize_t k = pread(s->mfd, s->io, n, (off_t)(it->off + it->sent));
             if (k <= 0) {
+                s->backlog -= wire_len(it) - it->sent;
                 it->dead = true;
                 it->finished = false;
-                s->backlog -= it->len - it->sent;
                 it->len = it->sent;
                 finish_item(s, it, false);
                 continue;
@@ -564,6 +540,7 @@ void start_stream_free(start_stream *s)
     }
     if (s->out >= 0)
         close(s->out);
+    rec_relay_close(s->rl);
     close(s->mfd);
     start_tally_free(&s->tally);
     free(s);

@@ -131,23 +131,11 @@ void start_dir_summary(start_dir *d, bool signaled, bool sealed,
                        const char *why);
 void start_dir_free(start_dir *d);
 
-/* Little-endian fields of chunk and block headers. */
-static inline uint32_t start_le32(const uint8_t *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-           (uint32_t)p[3] << 24;
-}
-static inline uint64_t start_le64(const uint8_t *p)
-{
-    return (uint64_t)start_le32(p) | (uint64_t)start_le32(p + 4) << 32;
-}
-
 /* Shared by the relays from the sampler's in-memory file (start-stream.c,
  * start-dir.c): that file (a memfd, or an unlinked file in $TMPDIR, said),
- * -1 with msg; a chunk header read consistently (1; 0 not yet; -1 none);
- * a chunk's events counted into a summary (whether it is finished). */
+ * -1 with msg; a chunk's events counted into a summary (whether it is
+ * finished). */
 int  start_backing_file(char *msg, size_t msize);
-int  start_peek_header(int mfd, uint64_t off, bool at_end, uint8_t *h);
 bool start_tally_chunk(start_tally *t, int fd, uint64_t off);
 
 /* start-drop.c: the replacement of a dropped chunk (at off in mfd), in
