@@ -166,7 +166,7 @@ else
 fi
 
 # 4. Twice in a row, into one process: the dormant sampler serves again.
-"$WORKLOADS/demo" 4 >"$TMP/demo2.out" 2>&1 &
+"$WORKLOADS/demo" 30 >"$TMP/demo2.out" 2>&1 &
 pid=$!
 sleep 0.3
 "$REC_START" -q -p $pid --duration 300ms -o "$TMP/a1.rec" 2>"$TMP/err"
