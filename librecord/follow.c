@@ -31,6 +31,7 @@
 
 #include "format.h"
 #include "reader_int.h"
+#include "sized.h"
 
 #define DEFAULT_POLL_MS 100
 /* After the writer died, how long a sealing chunk is waited for. */
@@ -79,10 +80,18 @@ static int fail(rec_follow *f, int code, const char *fmt, ...)
 }
 
 
-void rec_follow_options_init(rec_follow_options *o)
+/* The first version of rec_follow_options ended with from_end. */
+#define OPTIONS_SIZE_V1 REC__SIZE_TO(rec_follow_options, from_end)
+
+int rec_follow_options_init_sized(rec_follow_options *opt, size_t size)
 {
-    memset(o, 0, sizeof *o);
-    o->finish_wait_ms = -1;
+    rec_follow_options o;
+    memset(&o, 0, sizeof o);
+    o.size = size;
+    o.finish_wait_ms = -1;
+    if (rec__sized_out(opt, size, &o, sizeof o, OPTIONS_SIZE_V1) < 0)
+        return REC_EINVAL;
+    return 0;
 }
 
 /* ---- the writer ---- */
@@ -301,16 +310,22 @@ static int try_open(rec_follow *f)
 int rec_follow_open(rec_follow **out, const char *path,
                     const rec_follow_options *opt)
 {
+    rec_follow_options o;
+    int rc = 0;
     if (!out || !path)
         return REC_EINVAL;
     *out = NULL;
+    if (opt)
+        rc = rec__sized_in(&o, sizeof o, opt, opt->size, OPTIONS_SIZE_V1);
+    else
+        rec_follow_options_init(&o);
+    if (rc)
+        return rc;
+    o.size = sizeof o;
     rec_follow *f = calloc(1, sizeof *f);
     if (!f)
         return REC_ENOMEM;
-    if (opt)
-        f->opt = *opt;
-    else
-        rec_follow_options_init(&f->opt);
+    f->opt = o;
     if (f->opt.poll_ms <= 0)
         f->opt.poll_ms = DEFAULT_POLL_MS;
     f->ifd = f->wfile = f->wdir = f->pidfd = -1;

@@ -24,6 +24,7 @@
 
 #include "format.h"
 #include "reader_int.h"
+#include "sized.h"
 
 #define SEQLOCK_SPINS  8        /* immediate retries, then 1 ms sleeps */
 #define SEQLOCK_SLEEPS 10
@@ -773,13 +774,19 @@ int rec_reader_next_chunk(rec_reader *r)
     return r->st == ST_ERROR ? r->err : 0;
 }
 
-int rec_reader_chunk(const rec_reader *r, rec_chunk_info *info)
+/* The first version of rec_chunk_info ended with ticks_per_second. */
+#define CHUNK_INFO_SIZE_V1 REC__SIZE_TO(rec_chunk_info, ticks_per_second)
+
+int rec_reader_chunk_sized(const rec_reader *r, rec_chunk_info *info,
+                           size_t size)
 {
-    if (!r || !info)
+    if (!r || !info || size < CHUNK_INFO_SIZE_V1)
         return REC_EINVAL;
     if (!r->have_chunk)
         return REC_ENOTFOUND;
-    *info = r->info;
+    long n = rec__sized_out(info, size, &r->info, sizeof r->info,
+                            CHUNK_INFO_SIZE_V1);
+    info->struct_size = (size_t)n;
     return 0;
 }
 

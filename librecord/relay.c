@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "format.h"
+#include "sized.h"
 #include "reader_int.h"
 
 struct rec_relay {
@@ -282,30 +283,36 @@ void rec_relay_writer_gone(rec_relay *rl)
         rl->gone = true;
 }
 
-void rec_relay_options_init(rec_relay_options *opt)
+/* The first version's options: size, mode, offset. */
+#define RELAY_OPTIONS_V1 REC__SIZE_TO(rec_relay_options, offset)
+
+int rec_relay_options_init_sized(rec_relay_options *opt, size_t size)
 {
-    if (!opt)
-        return;
-    memset(opt, 0, sizeof *opt);
-    opt->size = sizeof *opt;
-    opt->mode = REC_RELAY_FILE;
+    rec_relay_options o;
+
+    memset(&o, 0, sizeof o);
+    o.size = size;
+    o.mode = REC_RELAY_FILE;
+    if (rec__sized_out(opt, size, &o, sizeof o, RELAY_OPTIONS_V1) < 0)
+        return REC_EINVAL;
+    return 0;
 }
 
 int rec_relay_open(rec_relay **out, int fd, const rec_relay_options *opt)
 {
     rec_relay_options o;
+    int rc;
 
     if (!out)
         return REC_EINVAL;
     *out = NULL;
-    rec_relay_options_init(&o);
-    if (opt) {
-        /* A caller built against an older, shorter struct passes its
-         * size: the fields it does not have keep their defaults. */
-        if (opt->size < sizeof opt->size)
-            return REC_EINVAL;
-        memcpy(&o, opt, opt->size < sizeof o ? opt->size : sizeof o);
-    }
+    memset(&o, 0, sizeof o);
+    o.mode = REC_RELAY_FILE;
+    /* A caller built against other headers passes its size: the library
+     * reads that many bytes and no more (librecord(3), VERSIONS AND ABI). */
+    if (opt && (rc = rec__sized_in(&o, sizeof o, opt, opt->size,
+                                   RELAY_OPTIONS_V1)) < 0)
+        return rc;
     if (fd < 0 || o.mode > REC_RELAY_STREAMED)
         return REC_EINVAL;
     rec_relay *rl = calloc(1, sizeof *rl);

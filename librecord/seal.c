@@ -16,6 +16,7 @@
 #include "reader_int.h"
 #include "crc32c.h"
 #include "format.h"
+#include "sized.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -81,6 +82,9 @@ static int finish_open(int fd, uint64_t off, uint8_t *b)
     return pwrite_full(fd, g, 4, off + REC_CH_GENERATION);
 }
 
+/* The first version of rec_seal_info ended with was_open. */
+#define SEAL_INFO_SIZE_V1 REC__SIZE_TO(rec_seal_info, was_open)
+
 int rec_writer_open_seal(rec_writer **out, const char *path,
                          rec_seal_info *info)
 {
@@ -92,7 +96,7 @@ int rec_writer_open_seal(rec_writer **out, const char *path,
     rec_seal_info got;
     int fd, rc = 0;
 
-    if (!out || !path || (info && info->size < sizeof info->size))
+    if (!out || !path || (info && info->size < SEAL_INFO_SIZE_V1))
         return REC_EINVAL;
     *out = NULL;
     memset(&got, 0, sizeof got);
@@ -157,7 +161,9 @@ int rec_writer_open_seal(rec_writer **out, const char *path,
     got.dropped = end - off;
     got.was_open = open_chunk;
     if (info) {
-        /* An older caller's smaller struct: only what it has room for. */
+        /* The caller set the size, not its compiler: nothing is written
+         * past it, and the bytes of a newer, larger struct that this
+         * library does not know are left alone. */
         size_t n = info->size < sizeof got ? info->size : sizeof got;
         memcpy((char *)info + sizeof got.size, (char *)&got + sizeof got.size,
                n - sizeof got.size);

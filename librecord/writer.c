@@ -21,6 +21,7 @@
 #include <lz4hc.h>
 #include "internal.h"
 #include "crc32c.h"
+#include "sized.h"
 
 #define POOL_BLOCK_RAW (1u << 20)   /* split POOL blocks beyond this */
 
@@ -46,12 +47,40 @@ static void put_le64(unsigned char *p, uint64_t v)
         p[i] = (unsigned char)(v >> (8 * i));
 }
 
-void rec_writer_options_init(rec_writer_options *opt)
+/* The first version of rec_writer_options ended with no_compress. */
+#define OPTIONS_SIZE_V1 REC__SIZE_TO(rec_writer_options, no_compress)
+
+static void options_defaults(rec_writer_options *o)
 {
-    memset(opt, 0, sizeof *opt);
-    opt->max_chunk_bytes = 64u << 20;
-    opt->buffer_bytes = 64u << 10;
-    opt->tick_ns = 1000;
+    if (!o->max_chunk_bytes)
+        o->max_chunk_bytes = 64u << 20;
+    if (!o->buffer_bytes)
+        o->buffer_bytes = 64u << 10;
+    if (!o->tick_ns)
+        o->tick_ns = 1000;
+}
+
+int rec_writer_options_init_sized(rec_writer_options *opt, size_t size)
+{
+    rec_writer_options o;
+    memset(&o, 0, sizeof o);
+    options_defaults(&o);
+    o.size = size;
+    if (rec__sized_out(opt, size, &o, sizeof o, OPTIONS_SIZE_V1) < 0)
+        return REC_EINVAL;
+    return 0;
+}
+
+/* The caller's options (NULL: the defaults) as this library knows them. */
+static int options_in(rec_writer_options *o, const rec_writer_options *opt)
+{
+    int rc = 0;
+    memset(o, 0, sizeof *o);
+    if (opt)
+        rc = rec__sized_in(o, sizeof *o, opt, opt->size, OPTIONS_SIZE_V1);
+    o->size = sizeof *o;
+    options_defaults(o);
+    return rc;
 }
 
 static int fail_io(rec_writer *w)
@@ -643,53 +672,58 @@ static int writer_open(rec_writer **out, const char *path, int fd,
 
 int rec_writer_open(rec_writer **out, const char *path, const rec_writer_options *opt)
 {
+    rec_writer_options o;
+    int rc;
     if (!out || !path)
         return REC_EINVAL;
-    return writer_open(out, path, -1, opt, NULL, NULL);
+    if ((rc = options_in(&o, opt)))
+        return rc;
+    return writer_open(out, path, -1, &o, NULL, NULL);
 }
 
 /* The caller created (or opened for append) the file itself: exclusively,
  * relative to a directory, with its own mode. */
 int rec_writer_open_fd(rec_writer **out, int fd, const rec_writer_options *opt)
 {
-    if (!out || fd < 0 || (opt && opt->overwrite))
+    rec_writer_options o;
+    int rc = options_in(&o, opt);
+    if (rc)
+        return rc;
+    if (!out || fd < 0 || o.overwrite)
         return REC_EINVAL;
-    return writer_open(out, NULL, fd, opt, NULL, NULL);
+    return writer_open(out, NULL, fd, &o, NULL, NULL);
 }
 
 int rec__writer_open_at(rec_writer **out, int fd, const rec__seal_at *at)
 {
-    return writer_open(out, NULL, fd, NULL, at, NULL);
+    rec_writer_options o;
+    options_in(&o, NULL);
+    return writer_open(out, NULL, fd, &o, at, NULL);
 }
 
 int rec__writer_open_schema(rec_writer **out, int fd, const rec_writer_options *opt,
                             const rec__foreign *f)
 {
-    if (!out || fd < 0 || (opt && opt->overwrite)) {
+    rec_writer_options o;
+    int rc = options_in(&o, opt);
+    if (!rc && (!out || fd < 0 || o.overwrite))
+        rc = REC_EINVAL;
+    if (rc) {
         rec__schema_free(f->schema);
         if (fd >= 0)
             close(fd);
-        return REC_EINVAL;
+        return rc;
     }
-    return writer_open(out, NULL, fd, opt, NULL, f);
+    return writer_open(out, NULL, fd, &o, NULL, f);
 }
 
+/* opt: the caller's options as options_in() made them. */
 static int writer_open(rec_writer **out, const char *path, int fd,
                        const rec_writer_options *opt, const rec__seal_at *at,
                        const rec__foreign *f)
 {
     *out = NULL;
-    rec_writer_options o;
-    rec_writer_options_init(&o);
-    if (opt) {
-        o = *opt;
-        if (!o.max_chunk_bytes)
-            o.max_chunk_bytes = 64u << 20;
-        if (!o.buffer_bytes)
-            o.buffer_bytes = 64u << 10;
-        if (!o.tick_ns)
-            o.tick_ns = 1000;
-    }
+    rec_writer_options o = *opt;
     if (o.buffer_bytes < 64 || o.buffer_bytes > REC_MAX_BLOCK_RAW ||
         1000000000u % o.tick_ns != 0 || (o.overwrite && o.append)) {
         if (fd >= 0)

@@ -6,6 +6,7 @@
 #include <config.h>
 #include "internal.h"
 #include "recenv.h"
+#include "sized.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -35,13 +36,23 @@ int recs__config_copy(recs__config *dst, const recs__config *src)
     return 0;
 }
 
-/* Fill cfg from options; strings copied. */
-int recs__config_from_options(recs__config *cfg, const recs_options *o)
+/* The first version of recs_options ended with engine. */
+#define OPTIONS_SIZE_V1 REC__SIZE_TO(recs_options, engine)
+
+/* Fill cfg from the caller's options (opt->size bytes of them); strings
+ * copied. */
+int recs__config_from_options(recs__config *cfg, const recs_options *opt)
 {
-    const char *thr = o->throttle ? o->throttle : "10ms";
+    recs_options full;
+    const recs_options *o = &full;
+    int rc;
 
     memset(cfg, 0, sizeof *cfg);
     cfg->output_fd = -1;
+    rc = rec__sized_in(&full, sizeof full, opt, opt->size, OPTIONS_SIZE_V1);
+    if (rc)
+        return rc;
+    const char *thr = o->throttle ? o->throttle : "10ms";
     if (!o->output || !*o->output)
         return REC_EINVAL;
     if (recs__parse_throttle(thr, &cfg->throttle) < 0)
@@ -196,7 +207,12 @@ int recs__config_from_vars(recs__config *cfg,
     return 0;
 }
 
-void recs_options_init(recs_options *opt)
+int recs_options_init_sized(recs_options *opt, size_t size)
 {
-    memset(opt, 0, sizeof *opt);
+    recs_options o;
+    memset(&o, 0, sizeof o);
+    o.size = size;
+    if (rec__sized_out(opt, size, &o, sizeof o, OPTIONS_SIZE_V1) < 0)
+        return REC_EINVAL;
+    return 0;
 }

@@ -12,6 +12,7 @@
 #include "internal.h"
 #include "python.h"
 #include "recenv.h"
+#include "sized.h"
 #include "symbols.h"
 #include "unwind.h"
 
@@ -849,11 +850,22 @@ int recs_drain(void)
     return rc < 0 ? rc : 0;
 }
 
-void recs_get_stats(recs_stats *st)
+/* The first version of recs_stats ended with period_ns. */
+#define STATS_SIZE_V1 REC__SIZE_TO(recs_stats, period_ns)
+
+int recs_get_stats_sized(recs_stats *st, size_t size)
 {
+    recs_stats s;
+    long n;
+
+    if (!st || size < STATS_SIZE_V1)
+        return REC_EINVAL;
     pthread_mutex_lock(&recs__g.drain_lock);
-    *st = recs__g.stats;
-    st->timer_failures = atomic_load(&recs__g.timer_failures);
-    st->threads = atomic_load(&recs__g.threads_seen);
+    s = recs__g.stats;
     pthread_mutex_unlock(&recs__g.drain_lock);
+    s.timer_failures = atomic_load(&recs__g.timer_failures);
+    s.threads = atomic_load(&recs__g.threads_seen);
+    n = rec__sized_out(st, size, &s, sizeof s, STATS_SIZE_V1);
+    st->size = (size_t)n;
+    return 0;
 }

@@ -30,6 +30,7 @@ struct field {
     enum ftype t;
     int ref;            /* index into types for F_REF */
     bool array, nullable;
+    bool optional;      /* appended: older recordings and callers lack it */
 };
 
 struct type {
@@ -205,6 +206,7 @@ static void load(json_t *root)
             f->unit = u ? json_string_value(u) : NULL;
             f->array = opt_bool(fo, "array", what);
             f->nullable = opt_bool(fo, "nullable", what);
+            f->optional = opt_bool(fo, "optional", what);
             f->ref = -1;
             if (!strcmp(f->typename, "boolean"))
                 f->t = F_BOOL;
@@ -239,6 +241,19 @@ static void load(json_t *root)
                     what, f->typename);
             if (f->nullable && f->array)
                 die("%s: arrays cannot be nullable (use an empty array)", what);
+            /* An optional field is appended: a caller built before it
+             * passes a struct without it, read as zero, and older
+             * recordings lack it. */
+            if (j == 0 && f->optional)
+                die("%s: the first field cannot be optional", what);
+            if (j > 0 && t->f[j - 1].optional && !f->optional)
+                die("%s: follows an optional field: fields are appended as "
+                    "optional", what);
+            if (f->optional && !f->array && !f->nullable &&
+                (f->t == F_REF || f->t == F_STRING))
+                die("%s: an optional %s field must be nullable (an older "
+                    "caller's struct leaves it zero)", what,
+                    f->t == F_REF ? "reference" : "string");
         }
         if (t->event && !has_ticks)
             die("type \"%s\": an event needs a ticks field", t->name);
@@ -378,7 +393,10 @@ static void gen_header(FILE *o, json_t *root)
                " * (0 = null where nullable, an error otherwise); a nullable uint encodes\n"
                " * 0 as null; a NULL string is null where nullable; ticks fields take\n"
                " * CLOCK_MONOTONIC ns (rec_now_ns(); 0 means now); arrays are a pointer\n"
-               " * and a <name>_count. */\n"
+               " * and a <name>_count. rec_emit_<Event>() and rec_intern_<Type>() pass\n"
+               " * the caller's sizeof of the struct: members an older caller's struct\n"
+               " * lacks (the schema's optional fields, each on an 8-byte boundary past\n"
+               " * the struct before it) are written as zero, that is null. */\n"
                "#ifndef REC_EVENTS_H\n#define REC_EVENTS_H\n\n"
                "#ifndef REC_RECORD_H\n#error \"include <rec/record.h>, not <rec/events.h>\"\n#endif\n\n");
     fprintf(o, "#define REC_SCHEMA_VERSION %lld\n\n",
@@ -399,12 +417,16 @@ static void gen_header(FILE *o, json_t *root)
                 const struct field *f = &t->f[j];
                 const char *ct = ctype(f);
                 const char *sp = ct[strlen(ct) - 1] == '*' ? "" : " ";
+                /* Past the sizeof of the struct without it, tail padding
+                 * included: no older caller's struct reaches it. */
+                const char *appended =
+                    f->optional ? " __attribute__((aligned(8)))" : "";
                 if (f->array && f->t == F_STRING)
-                    fprintf(o, "    const char *const *%s;", f->name);
+                    fprintf(o, "    const char *const *%s%s;", f->name, appended);
                 else if (f->array)
-                    fprintf(o, "    const %s%s*%s;", ct, sp, f->name);
+                    fprintf(o, "    const %s%s*%s%s;", ct, sp, f->name, appended);
                 else
-                    fprintf(o, "    %s%s%s;", ct, sp, f->name);
+                    fprintf(o, "    %s%s%s%s;", ct, sp, f->name, appended);
                 fprintf(o, "   /* ");
                 if (f->t == F_REF)
                     fprintf(o, "%s%s ", f->typename, f->array ? "[]" : "");
@@ -419,11 +441,18 @@ static void gen_header(FILE *o, json_t *root)
             }
             fprintf(o, "};\n");
             if (t->event)
-                fprintf(o, "int rec_emit_%s(rec_stream *s, const struct rec_%s *e);\n",
-                        t->name, t->name);
+                fprintf(o, "int rec_emit_%s_sized(rec_stream *s, const struct rec_%s *e,\n"
+                           "    size_t size);\n"
+                           "static inline int rec_emit_%s(rec_stream *s, const struct rec_%s *e)\n"
+                           "{\n    return rec_emit_%s_sized(s, e, sizeof *e);\n}\n",
+                        t->name, t->name, t->name, t->name, t->name);
             else
-                fprintf(o, "int rec_intern_%s(rec_writer *w, const struct rec_%s *v, rec_id *id);\n",
-                        t->name, t->name);
+                fprintf(o, "int rec_intern_%s_sized(rec_writer *w, const struct rec_%s *v,\n"
+                           "    rec_id *id, size_t size);\n"
+                           "static inline int rec_intern_%s(rec_writer *w, const struct rec_%s *v,\n"
+                           "    rec_id *id)\n"
+                           "{\n    return rec_intern_%s_sized(w, v, id, sizeof *v);\n}\n",
+                        t->name, t->name, t->name, t->name, t->name);
         }
     }
     fprintf(o, "\n#endif\n");
@@ -466,6 +495,25 @@ static void gen_sink_item(FILE *o, const struct field *f, const char *val, bool 
     }
 }
 
+/* The caller's struct of `size` bytes, its sizeof as the caller compiled
+ * it: used in place when it is this library's, else copied into one that
+ * has the members an older caller's lacks zeroed (REC_EINVAL for a size
+ * without every field that is not optional, REC_ETOOBIG for a newer
+ * caller's that sets a member this library does not know). */
+static void gen_sized(FILE *o, const struct type *t, const char *p)
+{
+    size_t last = 0;
+    for (size_t j = 0; j < t->nf; j++)
+        if (!t->f[j].optional)
+            last = j;
+    fprintf(o, "    if (size != sizeof copy_) {\n"
+               "        int rc_ = rec__sized_in(&copy_, sizeof copy_, %s, size,\n"
+               "                                REC__SIZE_TO(struct rec_%s, %s%s));\n"
+               "        if (rc_)\n            return rc_;\n"
+               "        %s = &copy_;\n"
+               "    }\n", p, t->name, t->f[last].name, t->f[last].array ? "_count" : "", p);
+}
+
 static void gen_intern(FILE *o, const struct type *t)
 {
     bool refs = false;
@@ -488,10 +536,13 @@ static void gen_intern(FILE *o, const struct type *t)
         }
         fprintf(o, "}\n");
     }
-    fprintf(o, "\nint rec_intern_%s(rec_writer *w, const struct rec_%s *v, rec_id *id)\n{\n"
+    fprintf(o, "\nint rec_intern_%s_sized(rec_writer *w, const struct rec_%s *v, rec_id *id,\n"
+               "    size_t size)\n{\n"
                "    struct rec__sink k;\n"
-               "    if (!v)\n        return REC_EINVAL;\n"
-               "    rec__sink_init(&k);\n", t->name, t->name);
+               "    struct rec_%s copy_;\n"
+               "    if (!v)\n        return REC_EINVAL;\n", t->name, t->name, t->name);
+    gen_sized(o, t, "v");
+    fprintf(o, "    rec__sink_init(&k);\n");
     for (size_t j = 0; j < t->nf; j++) {
         const struct field *f = &t->f[j];
         char val[128];
@@ -580,9 +631,11 @@ static void gen_emit(FILE *o, const struct type *t)
     size_t fixed = uint_len(t->nf + 1) + uint_len((uint64_t)t->id);
     for (size_t j = 0; j < t->nf; j++)
         fixed += t->f[j].array ? 9 : item_max(&t->f[j]);
-    fprintf(o, "\nint rec_emit_%s(rec_stream *s, const struct rec_%s *e)\n{\n"
-               "    if (!s || !e)\n        return REC_EINVAL;\n"
-               "    size_t need = %zu;\n", t->name, t->name, fixed);
+    fprintf(o, "\nint rec_emit_%s_sized(rec_stream *s, const struct rec_%s *e, size_t size)\n{\n"
+               "    struct rec_%s copy_;\n"
+               "    if (!s || !e)\n        return REC_EINVAL;\n", t->name, t->name, t->name);
+    gen_sized(o, t, "e");
+    fprintf(o, "    size_t need = %zu;\n", fixed);
     /* Validate everything before taking the stream. */
     for (size_t j = 0; j < t->nf; j++) {
         const struct field *f = &t->f[j];
@@ -668,7 +721,8 @@ static void gen_emit(FILE *o, const struct type *t)
 static void gen_source(FILE *o, const struct bytes *meta)
 {
     fprintf(o, "/* librecord/events.c - generated by schemas/recgen from schemas/events.json: do not edit. */\n"
-               "#include <config.h>\n#include <string.h>\n#include \"internal.h\"\n\n");
+               "#include <config.h>\n#include <string.h>\n#include \"internal.h\"\n"
+               "#include \"sized.h\"\n\n");
     fprintf(o, "enum {\n");
     for (size_t i = 0; i < ntypes; i++)
         if (!types[i].event)

@@ -33,7 +33,8 @@ static off_t make_recording(void)
     rec_stream *s;
     rec_id name, thr;
     struct stat st;
-    int rc = rec_writer_open(&w, path, &(rec_writer_options){ .overwrite = true });
+    int rc = rec_writer_open(&w, path, &(rec_writer_options){
+        .size = sizeof(rec_writer_options), .overwrite = true });
     if (rc < 0)
         TAP_BAIL("writer: %s", rec_strerror(rc));
     rc = rec_stream_open(w, &s);

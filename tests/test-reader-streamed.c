@@ -55,7 +55,8 @@ static void make_recording(void)
     rec_writer *w;
     rec_stream *s;
     rec_id name, thr;
-    int rc = rec_writer_open(&w, path, &(rec_writer_options){ .overwrite = true });
+    int rc = rec_writer_open(&w, path, &(rec_writer_options){
+        .size = sizeof(rec_writer_options), .overwrite = true });
     if (rc < 0)
         TAP_BAIL("writer: %s", rec_strerror(rc));
     rc = rec_stream_open(w, &s);

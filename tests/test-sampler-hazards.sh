@@ -11,7 +11,8 @@ set -u
 B=$top_builddir
 H=$B/tests/hazards
 CHECK=$B/tests/sampler-check
-LIB=$B/libsampler/.libs/libsampler.so
+# The file rec-start preloads: the one the soname names.
+LIB=$B/libsampler/.libs/${LIBSAMPLER_SONAME:-libsampler.so}
 T=$(mktemp -d "${TMPDIR:-/tmp}/rec-sampler.XXXXXX")
 [ -n "${REC_KEEP_TEST_DIR:-}" ] || trap 'rm -rf "$T"' EXIT
 

@@ -166,7 +166,7 @@ int main(void)
     tap_ok(rec_writer_open_seal(&w, path, NULL) == REC_EEXIST,
            "a sealed recording is closed: nothing more to seal");
 
-    /* An older caller's smaller info: nothing written past it. */
+    /* An info smaller than the first version: refused, nothing written. */
     run_writer(3, 1, false);
     {
         struct { size_t size; uint64_t committed; uint64_t guard; } old;
@@ -176,8 +176,23 @@ int main(void)
         rc = rec_writer_open_seal(&w, path, (rec_seal_info *)&old);
         if (rc == 0)
             rec_writer_close(w);
-        tap_ok(rc == 0 && old.committed > 0 && old.guard == 0x5a5a5a5a5a5a5a5aull,
-               "info of an older, smaller size: filled up to its size only");
+        tap_ok(rc == REC_EINVAL && old.committed == 0 &&
+               old.guard == 0x5a5a5a5a5a5a5a5aull,
+               "info smaller than the first version: REC_EINVAL, untouched (rc %d)", rc);
+    }
+    /* A newer caller's larger info: filled up to what the library knows,
+     * its own members left alone. */
+    {
+        struct { rec_seal_info info; uint64_t newer; } big;
+        memset(&big, 0, sizeof big);
+        big.info.size = sizeof big;
+        big.newer = 0x5a5a5a5a5a5a5a5aull;
+        rc = rec_writer_open_seal(&w, path, &big.info);
+        if (rc == 0)
+            rec_writer_close(w);
+        tap_ok(rc == 0 && big.info.committed > 0 && big.info.size == sizeof big &&
+               big.newer == 0x5a5a5a5a5a5a5a5aull,
+               "info of a newer, larger size: filled up to the library's size only");
     }
 
     /* Closed cleanly: left alone. */

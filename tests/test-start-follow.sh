@@ -77,7 +77,12 @@ if [ -x "$SPAWNENV" ]; then
     st=$?
     grep -q '^REC_OUTPUT=' "$TMP/out" && grep -q '^LD_PRELOAD=.*libsampler' "$TMP/out"
     ok $? "posix_spawn with --follow-children: the child is recorded (environment kept)"
+    # rec-start preloads the file the sampler's soname names, and it is there.
+    lib=$(sed -n 's/^LD_PRELOAD=//p' "$TMP/out" | tr ' :' '\n\n' | grep libsampler | head -1)
+    [ "${lib##*/}" = "${LIBSAMPLER_SONAME:-libsampler.so}" ] && [ -f "$lib" ]
+    ok $? "the sampler preloaded is its soname's file ($lib)"
 else
+    skip "tests/hazards/spawnenv not built"
     skip "tests/hazards/spawnenv not built"
     skip "tests/hazards/spawnenv not built"
     skip "tests/hazards/spawnenv not built"

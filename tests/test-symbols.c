@@ -181,7 +181,8 @@ int main(void)
     if (fd < 0)
         TAP_BAIL("mkstemp");
     close(fd);
-    if (rec_writer_open(&w, path, &(rec_writer_options){ .overwrite = true }) < 0 ||
+    if (rec_writer_open(&w, path, &(rec_writer_options){
+            .size = sizeof(rec_writer_options), .overwrite = true }) < 0 ||
         rec_stream_open(w, &st) < 0 || rec_intern_Thread(w, &th, &thread) < 0)
         TAP_BAIL("cannot open a writer on %s", path);
 

@@ -10,6 +10,15 @@
  * Every function returning int returns 0 (or a documented non-negative
  * value) on success and a negative REC_E* code on failure; rec_strerror()
  * turns a code into text.
+ *
+ * Structs the caller allocates cross the API with their size, as the
+ * caller's compiler saw it (librecord(3), VERSIONS AND ABI): options carry
+ * a leading size that their _init() sets; results are filled through
+ * inline functions that pass sizeof. The library reads and writes that
+ * many bytes and no more, so a program built against older headers keeps
+ * working when a member is appended. A member is appended only past the
+ * struct's current sizeof (never into its tail padding), and its zero
+ * means its default: tests/test-abi.c pins the layouts.
  */
 #ifndef REC_RECORD_H
 #define REC_RECORD_H
@@ -41,7 +50,9 @@ const char *rec_version_string(void);
 #define REC_ECORRUPT   (-4)  /* malformed data (checksum, structure) */
 #define REC_ETRUNCATED (-5)  /* data ends before a declared size */
 #define REC_EVERSION   (-6)  /* unsupported format version */
-#define REC_ETOOBIG    (-7)  /* a size exceeds a limit below */
+#define REC_ETOOBIG    (-7)  /* a size exceeds a limit below, or a struct is
+                                larger than the library knows and sets a
+                                member it does not know */
 #define REC_EMAGIC     (-8)  /* not a rec recording */
 #define REC_EEXIST     (-9)  /* output exists and overwriting was not asked */
 #define REC_ENOTFOUND  (-10) /* no such type, field or entry */
@@ -73,6 +84,7 @@ typedef struct rec_writer rec_writer;
 typedef struct rec_stream rec_stream;
 
 typedef struct rec_writer_options {
+    size_t   size;              /* sizeof, set by rec_writer_options_init() */
     uint64_t max_chunk_bytes;   /* rotate once a chunk passes this (0: 64 MiB) */
     uint64_t max_chunk_age_ns;  /* rotate at a flush once older (0: never) */
     uint32_t buffer_bytes;      /* per-stream buffer (0: 64 KiB) */
@@ -84,10 +96,18 @@ typedef struct rec_writer_options {
     bool     no_compress;       /* store blocks uncompressed (tests) */
 } rec_writer_options;
 
-void rec_writer_options_init(rec_writer_options *opt);
+/* Defaults, with opt->size the caller's sizeof. REC_EINVAL for a size
+ * smaller than the first version's. */
+int rec_writer_options_init_sized(rec_writer_options *opt, size_t size);
+static inline void rec_writer_options_init(rec_writer_options *opt)
+{
+    rec_writer_options_init_sized(opt, sizeof *opt);
+}
 
 /* Create the recording at path (opt may be NULL for defaults). The first
- * chunk, its metadata, is written at once. */
+ * chunk, its metadata, is written at once. REC_EINVAL: opt->size below
+ * the first version's (opt not initialised); REC_ETOOBIG: opt is larger
+ * than this library knows and sets a member it does not know. */
 int rec_writer_open(rec_writer **out, const char *path,
                     const rec_writer_options *opt);
 
@@ -134,7 +154,8 @@ int rec_writer_finish(rec_writer *w);
  * that could not be started is removed again). A caller whose events or
  * close fail may cut the file back to info->committed.
  * info may be NULL; else set info->size = sizeof *info first: the library
- * writes that many bytes of it at most. */
+ * writes that many bytes of it at most (REC_EINVAL below the first
+ * version's size). */
 typedef struct rec_seal_info {
     size_t size;                    /* sizeof(rec_seal_info), by the caller */
     uint64_t committed;             /* bytes kept: what readers could read */
@@ -193,6 +214,9 @@ enum rec_kind {
     REC_ARRAY   /* of REC_REF or scalars */
 };
 
+/* A value. Its size is fixed for the soname (arrays of it cross the API
+ * in both directions, rec_event_values() and rec_emit_values()): a new
+ * kind must fit the union as it is. */
 typedef struct rec_value {
     enum rec_kind kind;
     union {
@@ -205,7 +229,8 @@ typedef struct rec_value {
     } v;
 } rec_value;
 
-/* Field descriptions, from the metadata embedded in the chunk. */
+/* Field descriptions, from the metadata embedded in the chunk. The
+ * library owns them (rec_type_field()): a member may be appended. */
 typedef struct rec_field_info {
     const char *name;
     const char *type;        /* boolean, uint, int, ticks, string or a pool type name */
@@ -272,8 +297,12 @@ bool rec_reader_sealed(const rec_reader *r);
  * half-written is read again from its start. */
 int rec_reader_poll(rec_reader *r);
 
-/* Current chunk: index from 0 and its header fields. */
+/* Current chunk: index from 0 and its header fields. rec_reader_chunk()
+ * passes sizeof *info; the library fills that many bytes at most (zeroing
+ * members it does not know) and sets struct_size to the bytes it filled
+ * (size is the chunk's, as it always was). */
 typedef struct rec_chunk_info {
+    size_t struct_size;             /* bytes filled by the library */
     uint32_t index;
     uint16_t major, minor;
     bool finished, last;
@@ -282,7 +311,12 @@ typedef struct rec_chunk_info {
     uint64_t duration_ns;
     uint64_t ticks_per_second;
 } rec_chunk_info;
-int rec_reader_chunk(const rec_reader *r, rec_chunk_info *info);
+int rec_reader_chunk_sized(const rec_reader *r, rec_chunk_info *info,
+                           size_t size);
+static inline int rec_reader_chunk(const rec_reader *r, rec_chunk_info *info)
+{
+    return rec_reader_chunk_sized(r, info, sizeof *info);
+}
 
 /* Walk the chunk headers only: 1 with the next chunk current (the first
  * call: the reader's current chunk, the first one of a new reader), 0 at
@@ -399,7 +433,11 @@ typedef struct rec_relay_options {
     uint64_t offset;        /* where the first chunk is in the source (0) */
 } rec_relay_options;
 
-void rec_relay_options_init(rec_relay_options *opt);
+int rec_relay_options_init_sized(rec_relay_options *opt, size_t size);
+static inline void rec_relay_options_init(rec_relay_options *opt)
+{
+    rec_relay_options_init_sized(opt, sizeof *opt);
+}
 
 /* What a piece of a chunk holds. */
 enum rec_relay_kind {
@@ -465,6 +503,7 @@ int  rec_relay_place(void *chunk, size_t len, int fd, uint64_t offset);
 typedef struct rec_follow rec_follow;
 
 typedef struct rec_follow_options {
+    size_t size;    /* sizeof, set by rec_follow_options_init() */
     /* End with REC_ESTALLED after this long without new data (or without
      * the file appearing); 0: never. Covers writers whose death cannot be
      * seen (format 1.0 files, another pid namespace or host). */
@@ -485,7 +524,14 @@ typedef struct rec_follow_options {
 
 #define REC_FOLLOW_POSITION_MAX 128   /* bytes, with the NUL */
 
-void rec_follow_options_init(rec_follow_options *opt);
+/* Defaults, with opt->size the caller's sizeof (REC_EINVAL below the
+ * first version's). rec_follow_open() takes opt as rec_writer_open()
+ * does. */
+int rec_follow_options_init_sized(rec_follow_options *opt, size_t size);
+static inline void rec_follow_options_init(rec_follow_options *opt)
+{
+    rec_follow_options_init_sized(opt, sizeof *opt);
+}
 
 /* Follow the recording at path, which may not exist yet. REC_EINVAL for a
  * malformed position; other problems come from rec_follow_next(), among

@@ -29,7 +29,12 @@
 extern "C" {
 #endif
 
+/* Structs cross the API with their size as the caller's compiler saw it,
+ * as in librecord (librecord(3), VERSIONS AND ABI): the library reads and
+ * writes that many bytes and no more. A member is appended only past the
+ * struct's sizeof, and its zero means its default. */
 typedef struct recs_options {
+    size_t size;                 /* sizeof, set by recs_options_init() */
     const char *output;          /* recording path (required) */
     const char *throttle;        /* "10ms", "500us", "500/s" (NULL: "10ms") */
     unsigned stack_depth;        /* frames per sample (0: 64, max 1024) */
@@ -46,14 +51,21 @@ typedef struct recs_options {
                                     libsampler(3) */
 } recs_options;
 
-/* Defaults as documented above. */
-void recs_options_init(recs_options *opt);
+/* Defaults as documented above, with opt->size the caller's sizeof
+ * (REC_EINVAL below the first version's). */
+int recs_options_init_sized(recs_options *opt, size_t size);
+static inline void recs_options_init(recs_options *opt)
+{
+    recs_options_init_sized(opt, sizeof *opt);
+}
 
-/* Start recording: open the output, arm a timer for every thread known to
- * the library (threads created through pthread_create after the library was
- * loaded, and the calling thread). Other threads are not sampled; their CPU
- * time in the recording is reported lost (reason "untracked") and a warning
- * is printed. REC_EINVAL if already recording. */
+/* Start recording (opt->size bytes of opt: REC_EINVAL below the first
+ * version's, REC_ETOOBIG for a newer caller's that sets a member this
+ * library does not know): open the output, arm a timer for every thread
+ * known to the library (threads created through pthread_create after the
+ * library was loaded, and the calling thread). Other threads are not
+ * sampled; their CPU time in the recording is reported lost (reason
+ * "untracked") and a warning is printed. REC_EINVAL if already recording. */
 int recs_start(const recs_options *opt);
 
 /* Stop: delete the timers, wait for handlers in flight, drain every queue,
@@ -72,6 +84,7 @@ int recs_set_throttle(const char *throttle);
 int recs_drain(void);
 
 typedef struct recs_stats {
+    size_t size;                 /* bytes recs_get_stats() filled */
     uint64_t samples;            /* CPUTimeSample events written */
     uint64_t lost;               /* samples lost, overruns included */
     uint64_t lost_ns;            /* CPU time those stood for */
@@ -80,8 +93,14 @@ typedef struct recs_stats {
     uint64_t period_ns;          /* current effective period */
 } recs_stats;
 
-/* Totals of the current (or, after recs_stop(), the last) recording. */
-void recs_get_stats(recs_stats *st);
+/* Totals of the current (or, after recs_stop(), the last) recording:
+ * sizeof *st bytes at most are written, members this library does not
+ * know are zeroed, st->size is what it filled. */
+int recs_get_stats_sized(recs_stats *st, size_t size);
+static inline int recs_get_stats(recs_stats *st)
+{
+    return recs_get_stats_sized(st, sizeof *st);
+}
 
 /* Record the running process this library was just loaded into: the entry
  * point of rec-start -p (rec-start(1), ATTACHING), called on one of the

@@ -35,22 +35,21 @@ static off_t size_of(const char *path)
  * before the signal. Resolved at run time: rec preloads the library. */
 static bool flushed_samples(void)
 {
-    static void (*get_stats)(recs_stats *);
+    static int (*get_stats)(recs_stats *, size_t);
     static bool looked;
     static off_t at = -1;
     const char *out = getenv("REC_OUTPUT");
     recs_stats st;
 
     if (!looked) {
-        get_stats = (void (*)(recs_stats *))dlsym(RTLD_DEFAULT,
-                                                  "recs_get_stats");
+        get_stats = (int (*)(recs_stats *, size_t))dlsym(RTLD_DEFAULT,
+                                                         "recs_get_stats_sized");
         looked = true;
     }
     if (!get_stats || !out)
         return true;
     if (at < 0) {
-        get_stats(&st);
-        if (st.samples == 0)
+        if (get_stats(&st, sizeof st) < 0 || st.samples == 0)
             return false;
         /* Written to the chunk; on disk at the next flush. */
         at = size_of(out);

@@ -35,7 +35,7 @@
 #include <unistd.h>
 
 #ifndef REC_SAMPLER_INSTALLED
-#define REC_SAMPLER_INSTALLED "/usr/local/lib/libsampler.so"
+#define REC_SAMPLER_INSTALLED "/usr/local/lib/rec/libsampler.so.1"
 #endif
 #ifndef REC_SAMPLER_BUILD
 #define REC_SAMPLER_BUILD ""
