@@ -280,8 +280,160 @@ void cli_chunk_order_error(const char *prog, const char *path,
                            const rec_chunk_info *info, uint64_t prev_start_ns);
 
 /* ------------------------------------------------------------------ */
-/* Event types a tool folds (cli-types.c).                             */
+/* The events of a chunk, typed (cli-types.c): every tool reads its    */
+/* fields through this view.                                           */
 /* ------------------------------------------------------------------ */
+
+/* What an event type is to the tools, by its name. */
+enum cli_ev_kind {
+    CLI_EV_OTHER,
+    CLI_EV_SAMPLE,          /* CPUTimeSample */
+    CLI_EV_LOST,            /* CPUTimeSampleLost */
+    CLI_EV_THREAD_START,    /* ThreadStart */
+    CLI_EV_THREAD_END,      /* ThreadEnd */
+    CLI_EV_SETTINGS,        /* RecordingSettings */
+    CLI_EV_PROCESS,         /* ProcessInfo */
+    CLI_EV_USAGE,           /* ProcessUsage */
+    CLI_EV_MODULE_LOAD,     /* ModuleLoad */
+    CLI_EV_JIT_NAME,        /* JitCodeName */
+};
+
+/* The fields the tools read: member, then schema name, with the types
+ * that have it (one member for a name that types share). Recordings
+ * carry their own schema: a field may be absent from an older one. */
+#define CLI_EV_FIELDS(X) \
+    X(thread, "eventThread")        /* the events of a thread */ \
+    X(start_time, "startTime")      /* every event */ \
+    X(period, "samplingPeriod")     /* CPUTimeSample, RecordingSettings */ \
+    X(failed, "failed")             /* CPUTimeSample */ \
+    X(biased, "biased") \
+    X(stack, "stackTrace") \
+    X(lost_samples, "lostSamples")  /* CPUTimeSampleLost */ \
+    X(lost_time, "lostTime") \
+    X(reason, "reason") \
+    X(cpu_time, "cpuTime")          /* ThreadStart, ThreadEnd */ \
+    X(snapshot, "snapshot")         /* ThreadEnd */ \
+    X(user_time, "userTime")        /* ProcessUsage */ \
+    X(system_time, "systemTime") \
+    X(sampler_time, "samplerCpuTime") \
+    X(pid, "processId")             /* ProcessInfo, Thread */ \
+    X(run_id, "runId")              /* ProcessInfo */ \
+    X(engine, "engine")             /* RecordingSettings */ \
+    X(engine_note, "engineNote") \
+    X(module, "module")             /* ModuleLoad, Frame */ \
+    X(address, "address")           /* JitCodeName */ \
+    X(size, "size")                 /* JitCodeName, Module */ \
+    X(name, "name")                 /* JitCodeName, Thread */ \
+    X(tid, "osThreadId")            /* Thread */ \
+    X(value, "value")               /* String */ \
+    X(truncated, "truncated")       /* StackTrace */ \
+    X(frames, "frames") \
+    X(why_truncated, "truncationReason") \
+    X(function, "function")         /* Frame */ \
+    X(offset, "offset") \
+    X(file, "file") \
+    X(line, "line") \
+    X(inlined, "inlined") \
+    X(frame_kind, "kind") \
+    X(path, "path")                 /* Module */ \
+    X(build_id, "buildId") \
+    X(base, "baseAddress")
+
+/* A type of the chunk (event or pool) resolved: its kind and the index
+ * of each field in it, -1 where it has none. */
+typedef struct cli_evtype {
+    const rec_type *type;
+    enum cli_ev_kind kind;
+#define CLI_EV_MEMBER(member, name) long member;
+    CLI_EV_FIELDS(CLI_EV_MEMBER)
+#undef CLI_EV_MEMBER
+} cli_evtype;
+
+/* The types of the chunk being read, each resolved once. Type and entry
+ * pointers are valid within a chunk: reset the view when it changes. */
+typedef struct cli_evview {
+    cli_map index;              /* rec_type* -> index in types */
+    cli_evtype **types;         /* not moved: callers keep them */
+    size_t n, cap;
+    const cli_evtype *last;
+} cli_evview;
+
+void cli_evview_reset(cli_evview *v);
+void cli_evview_free(cli_evview *v);
+/* Type t resolved (NULL: kind other, no fields), valid until the reset.
+ * Exits on out of memory like cli_xrealloc(). */
+const cli_evtype *cli_evview_type(cli_evview *v, const rec_type *t);
+static inline const cli_evtype *cli_evview_event(cli_evview *v,
+                                                 const rec_event *ev)
+{
+    return cli_evview_type(v, rec_event_type(ev));
+}
+static inline const cli_evtype *cli_evview_entry(cli_evview *v,
+                                                 const rec_entry *e)
+{
+    return cli_evview_type(v, rec_entry_type(e));
+}
+
+/* A value, typed: a count, ns or id (uint, or an int >= 0); a flag (a
+ * true boolean); a reference to an entry the chunk defines (NULL: null or
+ * dangling); text (an inline string, or a reference to a String entry:
+ * the text points into the chunk's pools). False or NULL for another
+ * kind of value. */
+bool cli_value_uint(const rec_value *v, uint64_t *out);
+static inline bool cli_value_bool(const rec_value *v)
+{
+    return v->kind == REC_BOOL && v->v.b;
+}
+static inline const rec_entry *cli_value_ref(const rec_value *v)
+{
+    return v->kind == REC_REF ? v->v.ref.entry : NULL;
+}
+bool cli_value_text(cli_evview *view, const rec_value *v, const char **s,
+                    size_t *len);
+
+/* Field f of an event's values (rec_event_values()), by its index in a
+ * cli_evtype (-1: absent, which reads as a value of another kind). */
+static inline bool cli_ev_uint(const rec_value *vals, long f, uint64_t *out)
+{
+    return f >= 0 && cli_value_uint(&vals[f], out);
+}
+static inline bool cli_ev_bool(const rec_value *vals, long f)
+{
+    return f >= 0 && cli_value_bool(&vals[f]);
+}
+static inline const rec_entry *cli_ev_ref(const rec_value *vals, long f)
+{
+    return f >= 0 ? cli_value_ref(&vals[f]) : NULL;
+}
+static inline bool cli_ev_text(cli_evview *view, const rec_value *vals,
+                               long f, const char **s, size_t *len)
+{
+    return f >= 0 && cli_value_text(view, &vals[f], s, len);
+}
+/* The text copied NUL-terminated into buf (cut to size). */
+bool cli_ev_text_copy(cli_evview *view, const rec_value *vals, long f,
+                      char *buf, size_t size);
+
+/* The same for a field of a pool entry (its type's index). */
+bool cli_entry_uint(const rec_entry *e, long f, uint64_t *out);
+bool cli_entry_bool(const rec_entry *e, long f);
+const rec_entry *cli_entry_ref(const rec_entry *e, long f);
+bool cli_entry_text(cli_evview *view, const rec_entry *e, long f,
+                    const char **s, size_t *len);
+
+/* What a Thread entry says (e may be NULL: nothing). */
+typedef struct cli_thread_info {
+    bool have_tid, have_pid;
+    uint64_t tid, pid;
+    const char *name;           /* NULL: unknown */
+    size_t name_len;
+} cli_thread_info;
+void cli_evview_thread(cli_evview *view, const rec_entry *e,
+                       cli_thread_info *out);
+/* The frames of a StackTrace entry, innermost first (items of kind
+ * REC_REF to Frame entries, as recorded); 0 when it has none. */
+size_t cli_evview_frames(cli_evview *view, const rec_entry *st,
+                         const rec_value **items);
 
 #define CLI_KIND_FIELDS 5
 
@@ -309,7 +461,6 @@ const cli_type_slot *cli_type_lookup(cli_type_slot *slots, size_t nslots,
 
 /* Fields of rec_event_values() by index f (-1: absent): a non-negative
  * integer, and a boolean (absent or not boolean: false). */
-bool cli_value_uint(const rec_value *v, uint64_t *out);
 bool cli_field_uint(const rec_value *vals, long f, uint64_t *out);
 bool cli_field_bool(const rec_value *vals, long f);
 
@@ -381,6 +532,7 @@ extern const char *const cli_partial_names[CLI_PARTIAL_N];
 /* The partial stack's reason index, or -1 when the StackTrace entry st is
  * whole (truncated false). */
 int cli_stack_partial(const rec_entry *st);
+int cli_evview_partial(cli_evview *view, const rec_entry *st);
 
 /* The name a Python frame (kind "python") is shown by: "qualname
  * (file.py:12)", with the file's last component; without ":line" when
