@@ -345,7 +345,13 @@ void start_drop_tally(const uint8_t *buf, size_t len, start_tally *t)
     }
     if (rec_reader_open_fd(&r, fd, "stream", 0) < 0)
         return;
-    while (rec_reader_next(r, &ev) > 0)
-        start_tally_event(t, ev);
+    cli_evview view = { 0 };
+    uint64_t chunk = UINT64_MAX;
+    while (rec_reader_next(r, &ev) > 0) {
+        if (cli_chunk_changed(r, &chunk, NULL))
+            cli_evview_reset(&view);
+        start_tally_event(t, &view, ev);
+    }
+    cli_evview_free(&view);
     rec_reader_close(r);
 }
