@@ -717,32 +717,3 @@ bool cli_chunk_changed(const rec_reader *r, uint64_t *last,
     *last = key;
     return true;
 }
-
-bool cli_event_string(const rec_event *ev, const char *field, char *buf,
-                      size_t size)
-{
-    long f = rec_type_field_index(rec_event_type(ev), field);
-    rec_value v;
-
-    if (f < 0 || rec_event_get(ev, (size_t)f, &v) < 0)
-        return false;
-    return cli_value_string(v, buf, size);
-}
-
-bool cli_value_string(rec_value v, char *buf, size_t size)
-{
-    if (!size)
-        return false;
-    if (v.kind == REC_REF && v.v.ref.entry) {
-        const rec_entry *e = v.v.ref.entry;
-        long sf = rec_type_field_index(rec_entry_type(e), "value");
-        if (sf < 0 || rec_entry_get(e, (size_t)sf, &v) < 0)
-            return false;
-    }
-    if (v.kind != REC_STRING)
-        return false;
-    size_t n = v.v.str.len < size - 1 ? v.v.str.len : size - 1;
-    memcpy(buf, v.v.str.s, n);
-    buf[n] = '\0';
-    return true;
-}

@@ -435,35 +435,6 @@ void cli_evview_thread(cli_evview *view, const rec_entry *e,
 size_t cli_evview_frames(cli_evview *view, const rec_entry *st,
                          const rec_value **items);
 
-#define CLI_KIND_FIELDS 5
-
-/* A tool's kinds of event, indexed by its own enum: index 0 is "any other
- * type" (no name); each names the event type and up to five fields. */
-typedef struct cli_kind {
-    const char *type;
-    const char *fields[CLI_KIND_FIELDS];
-} cli_kind;
-
-/* A type resolved: its kind (0: other) and the indexes of the kind's
- * fields in it (-1: absent in this schema). */
-typedef struct cli_type_slot {
-    const rec_type *type;
-    int kind;
-    long f[CLI_KIND_FIELDS];
-} cli_type_slot;
-
-/* The slot of type in a direct-mapped cache of nslots, resolved on a
- * miss. Type pointers are valid within a chunk: zero the cache when the
- * chunk changes. */
-const cli_type_slot *cli_type_lookup(cli_type_slot *slots, size_t nslots,
-                                     const rec_type *type,
-                                     const cli_kind *kinds, size_t nkinds);
-
-/* Fields of rec_event_values() by index f (-1: absent): a non-negative
- * integer, and a boolean (absent or not boolean: false). */
-bool cli_field_uint(const rec_value *vals, long f, uint64_t *out);
-bool cli_field_bool(const rec_value *vals, long f);
-
 /* ------------------------------------------------------------------ */
 /* Chunk tracking.                                                     */
 /* ------------------------------------------------------------------ */
@@ -479,14 +450,6 @@ static inline uint64_t cli_chunk_key(const rec_chunk_info *info)
 {
     return (uint64_t)info->index << 40 ^ info->offset;
 }
-
-/* The text of an event's String field (inline or a String-pool entry)
- * named field, copied NUL-terminated into buf (truncated); false if the
- * field is absent, null or not a string. */
-bool cli_event_string(const rec_event *ev, const char *field, char *buf,
-                      size_t size);
-/* The same for a value already read (of an event or a pool entry). */
-bool cli_value_string(rec_value v, char *buf, size_t size);
 
 /* ------------------------------------------------------------------ */
 /* Offline symbols: --debug-dir (cli-debug.c).                         */
@@ -531,7 +494,6 @@ const char *cli_debug_frame_name(cli_debug *s, const char *func, size_t flen,
 extern const char *const cli_partial_names[CLI_PARTIAL_N];
 /* The partial stack's reason index, or -1 when the StackTrace entry st is
  * whole (truncated false). */
-int cli_stack_partial(const rec_entry *st);
 int cli_evview_partial(cli_evview *view, const rec_entry *st);
 
 /* The name a Python frame (kind "python") is shown by: "qualname
