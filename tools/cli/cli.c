@@ -9,7 +9,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -108,34 +107,6 @@ void cli_reader_warning(const char *prog, const char *path,
         fprintf(stderr, "%s: warning: %s\n", prog, msg);
     else
         fprintf(stderr, "%s: warning: %s: %s\n", prog, path, msg);
-}
-
-/* ------------------------------------------------------------------ */
-/* Following                                                          */
-/* ------------------------------------------------------------------ */
-
-static volatile sig_atomic_t follow_stop;
-
-static void on_follow_stop(int sig)
-{
-    follow_stop = sig;
-}
-
-void cli_follow_catch_stops(void)
-{
-    static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
-    struct sigaction sa;
-
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_follow_stop;
-    sigemptyset(&sa.sa_mask);
-    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
-        sigaction(sigs[i], &sa, NULL);
-}
-
-int cli_follow_stopped(void)
-{
-    return follow_stop;
 }
 
 /* ------------------------------------------------------------------ */

@@ -152,13 +152,41 @@ int cli_opt_mode(const char *prog, int *mode, int want,
 /* realloc() that aborts with "out of memory" like cli_buf (n 0 is 1). */
 void *cli_xrealloc(void *p, size_t n);
 
-/* Every --follow loop: SIGINT, SIGTERM and SIGHUP (a closed terminal) end
- * it cleanly, what was read printed, exit status 0. cli_follow_stopped()
- * is the signal that did, 0 while none has. */
-void cli_follow_catch_stops(void);
-int cli_follow_stopped(void);
 /* "out of memory" on stderr, then abort(). */
 _Noreturn void cli_out_of_memory(void);
+
+/* ------------------------------------------------------------------ */
+/* --follow (cli-follow.c): one loop and the same ends for every tool.  */
+/* ------------------------------------------------------------------ */
+
+typedef struct cli_follow_opts {
+    bool from_end;              /* skip the events already written */
+    const char *position_file;  /* resume from it, save to it (or NULL) */
+    uint64_t stall_ns;          /* give up after this long without new
+                                 * data (0: never) */
+} cli_follow_opts;
+
+typedef struct cli_follow_cb {
+    void *ctx;
+    /* The reader entered another chunk (may be NULL). */
+    void (*chunk)(void *ctx, const rec_chunk_info *info);
+    /* One event: 0, or -1 after an output error the tool has said (the
+     * follow ends, exit status 1). */
+    int (*event)(void *ctx, const rec_event *ev);
+    /* Before each wait: the ms until the tool has something due (it does
+     * what is due now first), -1 for nothing (may be NULL). */
+    int (*due)(void *ctx);
+    /* The follow ended, before its error (if any) is said (may be NULL). */
+    void (*end)(void *ctx);
+} cli_follow_cb;
+
+/* Follow the recording at path (it may not exist yet) until it is closed
+ * and its writer gone, or SIGINT, SIGTERM or SIGHUP (a closed terminal)
+ * come: exit status 0. The writer's death, the file removed, replaced or
+ * damaged, or the stall timeout end it with one line and status 1.
+ * Returns the exit status. */
+int cli_follow(const char *prog, const char *path, const cli_follow_opts *o,
+               const cli_follow_cb *cb);
 
 /* ------------------------------------------------------------------ */
 /* Output buffer and JSON text.                                       */

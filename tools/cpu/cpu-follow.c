@@ -19,11 +19,10 @@
 #include <config.h>
 
 #include <errno.h>
-#include <signal.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include <rec/record.h>
 
@@ -60,8 +59,12 @@ struct view {
     uint64_t first;                  /* the next interval to show */
     uint64_t last;                   /* the latest interval with data */
     uint64_t before;                 /* samples from before the attach */
+    uint64_t lag;                    /* an interval is shown after */
     cli_evview ev;                   /* of the chunk */
-    uint64_t chunk;
+    enum cpu_follow_style style;
+    FILE *out;
+    const cli_threads *filter;
+    const char *prog, *path;
 };
 
 
@@ -306,56 +309,60 @@ static uint64_t wall_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-int cpu_follow(const char *prog, const char *path, uint64_t interval_ns,
-               enum cpu_follow_style style, const cli_threads *filter, FILE *out)
+/* Show the intervals due; the ms until the next one is. */
+static int follow_due(void *ctx)
 {
-    rec_follow_options fo;
-    rec_follow *f;
-    const rec_event *ev;
-    struct view v = { .chunk = UINT64_MAX };
-    int rc;
-    rec_follow_options_init(&fo);
-    if ((rc = rec_follow_open(&f, path, &fo)) < 0) {
-        cli_error(prog, "%s: %s", path, rec_strerror(rc));
-        return CLI_EXIT_DATA;
-    }
-    cli_follow_catch_stops();
-    v.interval_ns = interval_ns;
+    struct view *v = ctx;
+    uint64_t now = wall_ns();
+    while (v->attach_ns + (v->first + 1) * v->interval_ns + v->lag <= now)
+        show(v, v->style, v->out);
+    uint64_t due = v->attach_ns + (v->first + 1) * v->interval_ns + v->lag;
+    uint64_t ms = (due - now + 999999) / 1000000;
+    return ms > INT_MAX ? INT_MAX : (int)ms;
+}
+
+static void follow_chunk(void *ctx, const rec_chunk_info *info)
+{
+    struct view *v = ctx;
+    (void)info;
+    cli_evview_reset(&v->ev);
+}
+
+static int follow_event(void *ctx, const rec_event *ev)
+{
+    struct view *v = ctx;
+    fold(v, ev, v->filter);
+    return 0;
+}
+
+/* What the last intervals saw, the partial one included. */
+static void follow_end(void *ctx)
+{
+    struct view *v = ctx;
+    uint64_t end = interval_of(v, wall_ns());
+    /* (v->last grows when an interval passes its excess on.) */
+    while (v->first <= end || v->first <= v->last)
+        show(v, v->style, v->out);
+    if (v->before)
+        fprintf(stderr, "%s: %llu samples from before the follow began are not "
+                "shown (rec-cpu %s reports them)\n", v->prog,
+                (unsigned long long)v->before, v->path);
+}
+
+int cpu_follow(const char *prog, const char *path, const cli_follow_opts *fo,
+               uint64_t interval_ns, enum cpu_follow_style style,
+               const cli_threads *filter, FILE *out)
+{
+    struct view v = { .interval_ns = interval_ns, .style = style, .out = out,
+                      .filter = filter, .prog = prog, .path = path };
+    cli_follow_cb cb = { .ctx = &v, .chunk = follow_chunk,
+                         .event = follow_event, .due = follow_due,
+                         .end = follow_end };
     v.attach_ns = wall_ns();
     /* Interval k is shown when the sampler has written it, LAG_NS after
      * its end (but never more than the open buckets allow). */
-    uint64_t lag = LAG_NS < (NB - 2) * interval_ns ? LAG_NS : (NB - 2) * interval_ns;
-    while (!cli_follow_stopped()) {
-        uint64_t now = wall_ns();
-        while (v.attach_ns + (v.first + 1) * interval_ns + lag <= now)
-            show(&v, style, out);
-        uint64_t due = v.attach_ns + (v.first + 1) * interval_ns + lag;
-        int wait_ms = (int)((due - now + 999999) / 1000000);
-        rc = rec_follow_next(f, &ev, wait_ms);
-        if (rc == REC_EAGAIN)
-            continue;
-        if (rc <= 0)
-            break;
-        if (cli_chunk_changed(rec_follow_reader(f), &v.chunk, NULL))
-            cli_evview_reset(&v.ev);
-        fold(&v, ev, filter);
-    }
-    /* What the last intervals saw, the partial one included. */
-    uint64_t end = interval_of(&v, wall_ns());
-    /* (v.last grows when an interval passes its excess on.) */
-    while (v.first <= end || v.first <= v.last)
-        show(&v, style, out);
-    if (v.before)
-        fprintf(stderr, "%s: %llu samples from before the follow began are not "
-                "shown (rec-cpu %s reports them)\n", prog,
-                (unsigned long long)v.before, path);
-    int status = CLI_EXIT_OK;
-    if (!cli_follow_stopped() && rc < 0) {
-        const char *m = rec_follow_message(f);
-        cli_error(prog, "%s", m ? m : rec_strerror(rc));
-        status = CLI_EXIT_DATA;
-    }
-    rec_follow_close(f);
+    v.lag = LAG_NS < (NB - 2) * interval_ns ? LAG_NS : (NB - 2) * interval_ns;
+    int status = cli_follow(prog, path, fo, &cb);
     for (size_t i = 0; i < v.n; i++) {
         for (size_t k = 0; k < NB; k++)
             for (size_t h = 0; h < v.t[i].b[k].nhot; h++)

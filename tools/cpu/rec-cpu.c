@@ -28,6 +28,7 @@ struct opts {
     cli_threads *threads;
     const char *svg, *html, *output, *debug_dir;
     bool follow;
+    cli_follow_opts fo;
 };
 
 static void usage(FILE *f)
@@ -260,7 +261,7 @@ int main(int argc, char **argv)
         enum cpu_follow_style st = o.mode == MODE_JSON ? CPU_FOLLOW_JSON
                                  : isatty(fileno(f)) ? CPU_FOLLOW_TTY
                                  : CPU_FOLLOW_LINES;
-        status = cpu_follow(prog, argv[optind], o.cpu.interval_ns ?
+        status = cpu_follow(prog, argv[optind], &o.fo, o.cpu.interval_ns ?
                             o.cpu.interval_ns : 1000000000u, st, o.threads, f);
         if (f != stdout && fclose(f) != 0 && status == CLI_EXIT_OK)
             status = CLI_EXIT_DATA;

@@ -14,7 +14,6 @@
 
 #include "cli.h"
 #include "dump-render.h"
-#include "dump-follow.h"
 #include "dump-copy.h"
 #include "export.h"
 
@@ -34,7 +33,7 @@ struct opts {
     cli_time since, until;
     const char *output;
     bool follow;
-    dump_follow_opts fo;
+    cli_follow_opts fo;
     enum xp_format export;      /* 0: JSON/NDJSON */
     bool copy;                  /* --format rec: whole chunks (dump-copy.c) */
     enum xp_group group;
@@ -377,14 +376,21 @@ static void follow_chunk(void *ctx, const rec_chunk_info *info)
         d->times_set = resolve_times(d, info->start_ns, &d->since, &d->until);
 }
 
-static bool follow_event(void *ctx, const rec_event *ev, cli_buf *out)
+/* One line per event, out at once: a pipeline sees every event as it
+ * lands. */
+static int follow_event(void *ctx, const rec_event *ev)
 {
     struct dumper *d = ctx;
     if (!event_selected(d, ev, d->since, d->until))
-        return false;
-    dump_render_event(d->render, ev, out);
+        return 0;
+    dump_render_event(d->render, ev, &d->buf);
+    cli_buf_addc(&d->buf, '\n');
     d->nprinted++;
-    return true;
+    if (cli_buf_flush(&d->buf, d->out) < 0 || fflush(d->out) != 0) {
+        cli_error(prog, "output: %s", strerror(errno));
+        return -1;
+    }
+    return 0;
 }
 
 /* --format, --group, --weight: the export formats (tools/export/). */
@@ -637,9 +643,10 @@ int main(int argc, char **argv)
         goto done;
     }
     if (o.follow && !cli_is_stream(argv[optind])) {
-        dump_follow_cb cb = { &d, follow_chunk, follow_event };
+        cli_follow_cb cb = { .ctx = &d, .chunk = follow_chunk,
+                             .event = follow_event };
         d.until = UINT64_MAX;
-        status = dump_follow(prog, argv[optind], &o.fo, &cb, d.out);
+        status = cli_follow(prog, argv[optind], &o.fo, &cb);
         goto done;
     }
     if (o.follow) {
