@@ -142,6 +142,9 @@ int cli_opt_threads(const char *prog, const char *arg, cli_threads **threads);
 int cli_opt_time(const char *prog, const char *opt, const char *arg,
                  cli_time *t, bool *have);
 
+/* --stall-timeout DURATION of a --follow into *ns. */
+int cli_opt_stall_timeout(const char *prog, const char *arg, uint64_t *ns);
+
 /* Output modes that exclude each other (--json, --ndjson, --metadata,
  * --csv): *mode is 0 until the first; a second different one is a usage
  * error (printed) instead of silently replacing the first. names[] gives

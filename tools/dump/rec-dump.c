@@ -516,11 +516,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
         case O_FROM_END: o->fo.from_end = true; break;
         case O_POSFILE: o->fo.position_file = optarg; break;
         case O_STALL:
-            if (cli_parse_duration(optarg, &o->fo.stall_ns) < 0 ||
-                o->fo.stall_ns > (uint64_t)INT32_MAX * 1000000u) {
-                cli_error(prog, "--stall-timeout: not a duration: '%s'", optarg);
+            if (cli_opt_stall_timeout(prog, optarg, &o->fo.stall_ns) < 0)
                 return -1;
-            }
             break;
         case 'h': usage(stdout); exit(CLI_EXIT_OK);
         case 'V': cli_version_exit(prog);
