@@ -54,7 +54,7 @@ void cli_evview_reset(cli_evview *v)
 {
     cli_map_clear(&v->index);
     v->n = 0;
-    v->last = NULL;
+    memset(v->recent, 0, sizeof v->recent);
 }
 
 void cli_evview_free(cli_evview *v)
@@ -66,7 +66,7 @@ void cli_evview_free(cli_evview *v)
     memset(v, 0, sizeof *v);
 }
 
-const cli_evtype *cli_evview_type(cli_evview *v, const rec_type *t)
+const cli_evtype *cli_evview_lookup(cli_evview *v, const rec_type *t)
 {
     static const cli_evtype none = {
 #define CLI_EV_NONE(member, name) .member = -1,
@@ -77,10 +77,8 @@ const cli_evtype *cli_evview_type(cli_evview *v, const rec_type *t)
 
     if (!t)
         return &none;
-    if (v->last && v->last->type == t)
-        return v->last;
     if (cli_map_get(&v->index, (uintptr_t)t, &i))
-        return v->last = v->types[i];
+        return v->recent[cli_evview_slot(t)] = v->types[i];
     if (v->n == v->cap) {
         size_t cap = v->cap ? 2 * v->cap : 16;
         v->types = cli_xrealloc(v->types, cap * sizeof *v->types);
@@ -92,18 +90,7 @@ const cli_evtype *cli_evview_type(cli_evview *v, const rec_type *t)
         v->types[v->n] = cli_xrealloc(NULL, sizeof **v->types);
     resolve(v->types[v->n], t);
     cli_map_xput(&v->index, (uintptr_t)t, (uint32_t)v->n);
-    return v->last = v->types[v->n++];
-}
-
-bool cli_value_uint(const rec_value *v, uint64_t *out)
-{
-    if (v->kind == REC_UINT)
-        *out = v->v.u;
-    else if (v->kind == REC_INT && v->v.i >= 0)
-        *out = (uint64_t)v->v.i;
-    else
-        return false;
-    return true;
+    return v->recent[cli_evview_slot(t)] = v->types[v->n++];
 }
 
 bool cli_value_text(cli_evview *view, const rec_value *v, const char **s,

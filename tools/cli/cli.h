@@ -386,14 +386,27 @@ typedef struct cli_evview {
     cli_map index;              /* rec_type* -> index in types */
     cli_evtype **types;         /* not moved: callers keep them */
     size_t n, cap;
-    const cli_evtype *last;
+    /* The types met last, by address: an event, its thread, its stack
+     * and their strings alternate without a map lookup. */
+    const cli_evtype *recent[8];
 } cli_evview;
 
 void cli_evview_reset(cli_evview *v);
 void cli_evview_free(cli_evview *v);
+/* cli_evview_type() beyond the recent types: the map, or resolving. */
+const cli_evtype *cli_evview_lookup(cli_evview *v, const rec_type *t);
+static inline unsigned cli_evview_slot(const rec_type *t)
+{
+    return (unsigned)((uintptr_t)t * 0x9e3779b97f4a7c15ull >> 61);
+}
 /* Type t resolved (NULL: kind other, no fields), valid until the reset.
  * Exits on out of memory like cli_xrealloc(). */
-const cli_evtype *cli_evview_type(cli_evview *v, const rec_type *t);
+static inline const cli_evtype *cli_evview_type(cli_evview *v,
+                                                const rec_type *t)
+{
+    const cli_evtype *r = v->recent[cli_evview_slot(t)];
+    return r && r->type == t ? r : cli_evview_lookup(v, t);
+}
 static inline const cli_evtype *cli_evview_event(cli_evview *v,
                                                  const rec_event *ev)
 {
@@ -410,7 +423,16 @@ static inline const cli_evtype *cli_evview_entry(cli_evview *v,
  * dangling); text (an inline string, or a reference to a String entry:
  * the text points into the chunk's pools). False or NULL for another
  * kind of value. */
-bool cli_value_uint(const rec_value *v, uint64_t *out);
+static inline bool cli_value_uint(const rec_value *v, uint64_t *out)
+{
+    if (v->kind == REC_UINT)
+        *out = v->v.u;
+    else if (v->kind == REC_INT && v->v.i >= 0)
+        *out = (uint64_t)v->v.i;
+    else
+        return false;
+    return true;
+}
 static inline bool cli_value_bool(const rec_value *v)
 {
     return v->kind == REC_BOOL && v->v.b;
