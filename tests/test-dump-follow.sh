@@ -8,7 +8,8 @@
 # follower stopped with SIGINT and resumed from its --position-file
 # (nothing lost, nothing repeated), --from-end and option checks; the
 # file removed, or another recording moved onto its name, before its first
-# chunk (the follower ends, exit 1), for rec-dump and rec-cpu.
+# chunk (the follower ends, exit 1), for rec-dump and rec-cpu; rec-cpu's
+# stall timeout.
 # Every wait is for an observable state, bounded only against a hang.
 . "${top_srcdir:-$(dirname "$0")/..}/tests/tools-tap.sh"
 if [ ! -x "$REC_START" ] || [ ! -x "$REC_DUMP" ]; then
@@ -277,9 +278,21 @@ if [ -x "$REC_CPU" ]; then
     [ $st -eq 1 ] && grep -q "g5.rec: file replaced while being followed" g5.err &&
         ! grep -q '"samples":[1-9]' g5.out
     ok $? "rec-cpu --follow: another recording moved onto the name ends it unread, exit 1 (exit $st: $(cat g5.err))"
+    # The same stall timeout as rec-dump's: a file that never comes.
+    rm -f g6.rec
+    "$REC_CPU" --follow --json --interval 100ms --stall-timeout 300ms \
+        "$TMP/g6.rec" >g6.out 2>g6.err
+    st=$?
+    [ $st -eq 1 ] && grep -q "g6.rec: not created within" g6.err
+    ok $? "rec-cpu --follow --stall-timeout: a file that never comes ends it, exit 1 (exit $st: $(cat g6.err))"
+    "$REC_CPU" --stall-timeout 1s a.rec >/dev/null 2>err
+    st=$?
+    expect_status 2 "rec-cpu --stall-timeout without --follow is a usage error"
+    "$REC_CPU" --follow - <a.rec >/dev/null 2>err
+    st=$?
+    expect_status 2 "rec-cpu --follow - is a usage error (a pipe is read whole)"
 else
-    skip "rec-cpu not built"
-    skip "rec-cpu not built"
+    for _ in 1 2 3 4 5; do skip "rec-cpu not built"; done
 fi
 
 done_testing

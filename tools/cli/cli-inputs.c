@@ -105,34 +105,27 @@ static void run_id_of(const char *path, char *id, size_t size)
 {
     rec_reader *r;
     const rec_event *ev;
-    const rec_type *pinfo = NULL;
-    long f = -1;
+    cli_evview view = { 0 };
+    uint64_t chunk = UINT64_MAX;
     id[0] = '\0';
     if (cli_is_stream(path) || rec_reader_open(&r, path, 0) < 0)
         return;
     for (unsigned n = 0; n < 100000 && rec_reader_next(r, &ev) > 0; n++) {
-        const rec_type *t = rec_event_type(ev);
-        if (!t)
+        if (cli_chunk_changed(r, &chunk, NULL))
+            cli_evview_reset(&view);
+        const cli_evtype *t = cli_evview_event(&view, ev);
+        const char *s;
+        size_t len;
+        if (t->kind != CLI_EV_PROCESS)
             continue;
-        if (t != pinfo) {
-            const char *name = rec_type_name(t);
-            if (!name || strcmp(name, "ProcessInfo") != 0)
-                continue;
-            pinfo = t;
-            f = rec_type_field_index(t, "runId");
-        }
-        rec_value v;
-        if (f >= 0 && rec_event_get(ev, (size_t)f, &v) == 0) {
-            if (v.kind == REC_REF && v.v.ref.entry &&
-                rec_entry_get(v.v.ref.entry, 0, &v) < 0)
-                v.kind = REC_NULL;
-            if (v.kind == REC_STRING && v.v.str.len < size) {
-                memcpy(id, v.v.str.s, v.v.str.len);
-                id[v.v.str.len] = '\0';
-            }
+        if (cli_ev_text(&view, rec_event_values(ev), t->run_id, &s, &len) &&
+            len < size) {
+            memcpy(id, s, len);
+            id[len] = '\0';
         }
         break;
     }
+    cli_evview_free(&view);
     rec_reader_close(r);
 }
 

@@ -64,6 +64,17 @@ int cli_opt_time(const char *prog, const char *opt, const char *arg,
     return 0;
 }
 
+int cli_opt_stall_timeout(const char *prog, const char *arg, uint64_t *ns)
+{
+    /* rec_follow takes it in ms, as an int. */
+    if (cli_parse_duration(arg, ns) < 0 ||
+        *ns > (uint64_t)INT32_MAX * 1000000u) {
+        cli_error(prog, "--stall-timeout: not a duration: '%s'", arg);
+        return -1;
+    }
+    return 0;
+}
+
 /* The end of an input's data: its latest chunk end, 0 if none is read. */
 static uint64_t data_end(const char *path)
 {

@@ -9,7 +9,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -108,34 +107,6 @@ void cli_reader_warning(const char *prog, const char *path,
         fprintf(stderr, "%s: warning: %s\n", prog, msg);
     else
         fprintf(stderr, "%s: warning: %s: %s\n", prog, path, msg);
-}
-
-/* ------------------------------------------------------------------ */
-/* Following                                                          */
-/* ------------------------------------------------------------------ */
-
-static volatile sig_atomic_t follow_stop;
-
-static void on_follow_stop(int sig)
-{
-    follow_stop = sig;
-}
-
-void cli_follow_catch_stops(void)
-{
-    static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
-    struct sigaction sa;
-
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_follow_stop;
-    sigemptyset(&sa.sa_mask);
-    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
-        sigaction(sigs[i], &sa, NULL);
-}
-
-int cli_follow_stopped(void)
-{
-    return follow_stop;
 }
 
 /* ------------------------------------------------------------------ */
@@ -715,34 +686,5 @@ bool cli_chunk_changed(const rec_reader *r, uint64_t *last,
     if (key == *last)
         return false;
     *last = key;
-    return true;
-}
-
-bool cli_event_string(const rec_event *ev, const char *field, char *buf,
-                      size_t size)
-{
-    long f = rec_type_field_index(rec_event_type(ev), field);
-    rec_value v;
-
-    if (f < 0 || rec_event_get(ev, (size_t)f, &v) < 0)
-        return false;
-    return cli_value_string(v, buf, size);
-}
-
-bool cli_value_string(rec_value v, char *buf, size_t size)
-{
-    if (!size)
-        return false;
-    if (v.kind == REC_REF && v.v.ref.entry) {
-        const rec_entry *e = v.v.ref.entry;
-        long sf = rec_type_field_index(rec_entry_type(e), "value");
-        if (sf < 0 || rec_entry_get(e, (size_t)sf, &v) < 0)
-            return false;
-    }
-    if (v.kind != REC_STRING)
-        return false;
-    size_t n = v.v.str.len < size - 1 ? v.v.str.len : size - 1;
-    memcpy(buf, v.v.str.s, n);
-    buf[n] = '\0';
     return true;
 }

@@ -142,6 +142,9 @@ int cli_opt_threads(const char *prog, const char *arg, cli_threads **threads);
 int cli_opt_time(const char *prog, const char *opt, const char *arg,
                  cli_time *t, bool *have);
 
+/* --stall-timeout DURATION of a --follow into *ns. */
+int cli_opt_stall_timeout(const char *prog, const char *arg, uint64_t *ns);
+
 /* Output modes that exclude each other (--json, --ndjson, --metadata,
  * --csv): *mode is 0 until the first; a second different one is a usage
  * error (printed) instead of silently replacing the first. names[] gives
@@ -152,13 +155,41 @@ int cli_opt_mode(const char *prog, int *mode, int want,
 /* realloc() that aborts with "out of memory" like cli_buf (n 0 is 1). */
 void *cli_xrealloc(void *p, size_t n);
 
-/* Every --follow loop: SIGINT, SIGTERM and SIGHUP (a closed terminal) end
- * it cleanly, what was read printed, exit status 0. cli_follow_stopped()
- * is the signal that did, 0 while none has. */
-void cli_follow_catch_stops(void);
-int cli_follow_stopped(void);
 /* "out of memory" on stderr, then abort(). */
 _Noreturn void cli_out_of_memory(void);
+
+/* ------------------------------------------------------------------ */
+/* --follow (cli-follow.c): one loop and the same ends for every tool.  */
+/* ------------------------------------------------------------------ */
+
+typedef struct cli_follow_opts {
+    bool from_end;              /* skip the events already written */
+    const char *position_file;  /* resume from it, save to it (or NULL) */
+    uint64_t stall_ns;          /* give up after this long without new
+                                 * data (0: never) */
+} cli_follow_opts;
+
+typedef struct cli_follow_cb {
+    void *ctx;
+    /* The reader entered another chunk (may be NULL). */
+    void (*chunk)(void *ctx, const rec_chunk_info *info);
+    /* One event: 0, or -1 after an output error the tool has said (the
+     * follow ends, exit status 1). */
+    int (*event)(void *ctx, const rec_event *ev);
+    /* Before each wait: the ms until the tool has something due (it does
+     * what is due now first), -1 for nothing (may be NULL). */
+    int (*due)(void *ctx);
+    /* The follow ended, before its error (if any) is said (may be NULL). */
+    void (*end)(void *ctx);
+} cli_follow_cb;
+
+/* Follow the recording at path (it may not exist yet) until it is closed
+ * and its writer gone, or SIGINT, SIGTERM or SIGHUP (a closed terminal)
+ * come: exit status 0. The writer's death, the file removed, replaced or
+ * damaged, or the stall timeout end it with one line and status 1.
+ * Returns the exit status. */
+int cli_follow(const char *prog, const char *path, const cli_follow_opts *o,
+               const cli_follow_cb *cb);
 
 /* ------------------------------------------------------------------ */
 /* Output buffer and JSON text.                                       */
@@ -280,38 +311,182 @@ void cli_chunk_order_error(const char *prog, const char *path,
                            const rec_chunk_info *info, uint64_t prev_start_ns);
 
 /* ------------------------------------------------------------------ */
-/* Event types a tool folds (cli-types.c).                             */
+/* The events of a chunk, typed (cli-types.c): every tool reads its    */
+/* fields through this view.                                           */
 /* ------------------------------------------------------------------ */
 
-#define CLI_KIND_FIELDS 5
+/* What an event type is to the tools, by its name. */
+enum cli_ev_kind {
+    CLI_EV_OTHER,
+    CLI_EV_SAMPLE,          /* CPUTimeSample */
+    CLI_EV_LOST,            /* CPUTimeSampleLost */
+    CLI_EV_THREAD_START,    /* ThreadStart */
+    CLI_EV_THREAD_END,      /* ThreadEnd */
+    CLI_EV_SETTINGS,        /* RecordingSettings */
+    CLI_EV_PROCESS,         /* ProcessInfo */
+    CLI_EV_USAGE,           /* ProcessUsage */
+    CLI_EV_MODULE_LOAD,     /* ModuleLoad */
+    CLI_EV_JIT_NAME,        /* JitCodeName */
+};
 
-/* A tool's kinds of event, indexed by its own enum: index 0 is "any other
- * type" (no name); each names the event type and up to five fields. */
-typedef struct cli_kind {
-    const char *type;
-    const char *fields[CLI_KIND_FIELDS];
-} cli_kind;
+/* The fields the tools read: member, then schema name, with the types
+ * that have it (one member for a name that types share). Recordings
+ * carry their own schema: a field may be absent from an older one. */
+#define CLI_EV_FIELDS(X) \
+    X(thread, "eventThread")        /* the events of a thread */ \
+    X(start_time, "startTime")      /* every event */ \
+    X(period, "samplingPeriod")     /* CPUTimeSample, RecordingSettings */ \
+    X(failed, "failed")             /* CPUTimeSample */ \
+    X(biased, "biased") \
+    X(stack, "stackTrace") \
+    X(lost_samples, "lostSamples")  /* CPUTimeSampleLost */ \
+    X(lost_time, "lostTime") \
+    X(reason, "reason") \
+    X(cpu_time, "cpuTime")          /* ThreadStart, ThreadEnd */ \
+    X(snapshot, "snapshot")         /* ThreadEnd */ \
+    X(user_time, "userTime")        /* ProcessUsage */ \
+    X(system_time, "systemTime") \
+    X(sampler_time, "samplerCpuTime") \
+    X(pid, "processId")             /* ProcessInfo, Thread */ \
+    X(run_id, "runId")              /* ProcessInfo */ \
+    X(engine, "engine")             /* RecordingSettings */ \
+    X(engine_note, "engineNote") \
+    X(module, "module")             /* ModuleLoad, Frame */ \
+    X(address, "address")           /* JitCodeName */ \
+    X(size, "size")                 /* JitCodeName, Module */ \
+    X(name, "name")                 /* JitCodeName, Thread */ \
+    X(tid, "osThreadId")            /* Thread */ \
+    X(value, "value")               /* String */ \
+    X(truncated, "truncated")       /* StackTrace */ \
+    X(frames, "frames") \
+    X(why_truncated, "truncationReason") \
+    X(function, "function")         /* Frame */ \
+    X(offset, "offset") \
+    X(file, "file") \
+    X(line, "line") \
+    X(inlined, "inlined") \
+    X(frame_kind, "kind") \
+    X(path, "path")                 /* Module */ \
+    X(build_id, "buildId") \
+    X(base, "baseAddress")
 
-/* A type resolved: its kind (0: other) and the indexes of the kind's
- * fields in it (-1: absent in this schema). */
-typedef struct cli_type_slot {
+/* A type of the chunk (event or pool) resolved: its kind and the index
+ * of each field in it, -1 where it has none. */
+typedef struct cli_evtype {
     const rec_type *type;
-    int kind;
-    long f[CLI_KIND_FIELDS];
-} cli_type_slot;
+    enum cli_ev_kind kind;
+#define CLI_EV_MEMBER(member, name) long member;
+    CLI_EV_FIELDS(CLI_EV_MEMBER)
+#undef CLI_EV_MEMBER
+} cli_evtype;
 
-/* The slot of type in a direct-mapped cache of nslots, resolved on a
- * miss. Type pointers are valid within a chunk: zero the cache when the
- * chunk changes. */
-const cli_type_slot *cli_type_lookup(cli_type_slot *slots, size_t nslots,
-                                     const rec_type *type,
-                                     const cli_kind *kinds, size_t nkinds);
+/* The types of the chunk being read, each resolved once. Type and entry
+ * pointers are valid within a chunk: reset the view when it changes. */
+typedef struct cli_evview {
+    cli_map index;              /* rec_type* -> index in types */
+    cli_evtype **types;         /* not moved: callers keep them */
+    size_t n, cap;
+    /* The types met last, by address: an event, its thread, its stack
+     * and their strings alternate without a map lookup. */
+    const cli_evtype *recent[8];
+} cli_evview;
 
-/* Fields of rec_event_values() by index f (-1: absent): a non-negative
- * integer, and a boolean (absent or not boolean: false). */
-bool cli_value_uint(const rec_value *v, uint64_t *out);
-bool cli_field_uint(const rec_value *vals, long f, uint64_t *out);
-bool cli_field_bool(const rec_value *vals, long f);
+void cli_evview_reset(cli_evview *v);
+void cli_evview_free(cli_evview *v);
+/* cli_evview_type() beyond the recent types: the map, or resolving. */
+const cli_evtype *cli_evview_lookup(cli_evview *v, const rec_type *t);
+static inline unsigned cli_evview_slot(const rec_type *t)
+{
+    return (unsigned)((uintptr_t)t * 0x9e3779b97f4a7c15ull >> 61);
+}
+/* Type t resolved (NULL: kind other, no fields), valid until the reset.
+ * Exits on out of memory like cli_xrealloc(). */
+static inline const cli_evtype *cli_evview_type(cli_evview *v,
+                                                const rec_type *t)
+{
+    const cli_evtype *r = v->recent[cli_evview_slot(t)];
+    return r && r->type == t ? r : cli_evview_lookup(v, t);
+}
+static inline const cli_evtype *cli_evview_event(cli_evview *v,
+                                                 const rec_event *ev)
+{
+    return cli_evview_type(v, rec_event_type(ev));
+}
+static inline const cli_evtype *cli_evview_entry(cli_evview *v,
+                                                 const rec_entry *e)
+{
+    return cli_evview_type(v, rec_entry_type(e));
+}
+
+/* A value, typed: a count, ns or id (uint, or an int >= 0); a flag (a
+ * true boolean); a reference to an entry the chunk defines (NULL: null or
+ * dangling); text (an inline string, or a reference to a String entry:
+ * the text points into the chunk's pools). False or NULL for another
+ * kind of value. */
+static inline bool cli_value_uint(const rec_value *v, uint64_t *out)
+{
+    if (v->kind == REC_UINT)
+        *out = v->v.u;
+    else if (v->kind == REC_INT && v->v.i >= 0)
+        *out = (uint64_t)v->v.i;
+    else
+        return false;
+    return true;
+}
+static inline bool cli_value_bool(const rec_value *v)
+{
+    return v->kind == REC_BOOL && v->v.b;
+}
+static inline const rec_entry *cli_value_ref(const rec_value *v)
+{
+    return v->kind == REC_REF ? v->v.ref.entry : NULL;
+}
+bool cli_value_text(cli_evview *view, const rec_value *v, const char **s,
+                    size_t *len);
+
+/* Field f of an event's values (rec_event_values()), by its index in a
+ * cli_evtype (-1: absent, which reads as a value of another kind). */
+static inline bool cli_ev_uint(const rec_value *vals, long f, uint64_t *out)
+{
+    return f >= 0 && cli_value_uint(&vals[f], out);
+}
+static inline bool cli_ev_bool(const rec_value *vals, long f)
+{
+    return f >= 0 && cli_value_bool(&vals[f]);
+}
+static inline const rec_entry *cli_ev_ref(const rec_value *vals, long f)
+{
+    return f >= 0 ? cli_value_ref(&vals[f]) : NULL;
+}
+static inline bool cli_ev_text(cli_evview *view, const rec_value *vals,
+                               long f, const char **s, size_t *len)
+{
+    return f >= 0 && cli_value_text(view, &vals[f], s, len);
+}
+/* The text copied NUL-terminated into buf (cut to size). */
+bool cli_ev_text_copy(cli_evview *view, const rec_value *vals, long f,
+                      char *buf, size_t size);
+
+/* The same for a field of a pool entry (its type's index). */
+bool cli_entry_uint(const rec_entry *e, long f, uint64_t *out);
+bool cli_entry_bool(const rec_entry *e, long f);
+const rec_entry *cli_entry_ref(const rec_entry *e, long f);
+bool cli_entry_text(cli_evview *view, const rec_entry *e, long f,
+                    const char **s, size_t *len);
+
+/* What a Thread entry says (e may be NULL: nothing). */
+typedef struct cli_thread_info {
+    bool have_tid, have_pid;
+    uint64_t tid, pid;
+    const char *name;           /* NULL: unknown */
+    size_t name_len;
+} cli_thread_info;
+void cli_evview_thread(cli_evview *view, const rec_entry *e,
+                       cli_thread_info *out);
+/* The frames of a StackTrace entry, innermost first (items of kind
+ * REC_REF to Frame entries, as recorded); 0 when it has none. */
+size_t cli_evview_frames(cli_evview *view, const rec_entry *st,
+                         const rec_value **items);
 
 /* ------------------------------------------------------------------ */
 /* Chunk tracking.                                                     */
@@ -328,14 +503,6 @@ static inline uint64_t cli_chunk_key(const rec_chunk_info *info)
 {
     return (uint64_t)info->index << 40 ^ info->offset;
 }
-
-/* The text of an event's String field (inline or a String-pool entry)
- * named field, copied NUL-terminated into buf (truncated); false if the
- * field is absent, null or not a string. */
-bool cli_event_string(const rec_event *ev, const char *field, char *buf,
-                      size_t size);
-/* The same for a value already read (of an event or a pool entry). */
-bool cli_value_string(rec_value v, char *buf, size_t size);
 
 /* ------------------------------------------------------------------ */
 /* Offline symbols: --debug-dir (cli-debug.c).                         */
@@ -380,7 +547,7 @@ const char *cli_debug_frame_name(cli_debug *s, const char *func, size_t flen,
 extern const char *const cli_partial_names[CLI_PARTIAL_N];
 /* The partial stack's reason index, or -1 when the StackTrace entry st is
  * whole (truncated false). */
-int cli_stack_partial(const rec_entry *st);
+int cli_evview_partial(cli_evview *view, const rec_entry *st);
 
 /* The name a Python frame (kind "python") is shown by: "qualname
  * (file.py:12)", with the file's last component; without ":line" when

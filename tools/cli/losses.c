@@ -37,10 +37,6 @@ struct reasons {
 struct cli_losses {
     uint64_t total_ns;
     struct reasons nostack, partial;
-    /* Field indexes of the last event type seen. */
-    const rec_type *type;
-    long thread, period, failed, stack, lost_time, reason;
-    int kind;                  /* 0 other, 1 sample, 2 lost */
 };
 
 /* What each reason means to a user (libsampler(3) has the details). */
@@ -91,42 +87,12 @@ void cli_losses_free(cli_losses *l)
     free(l);
 }
 
-static void cache(cli_losses *l, const rec_type *t)
+static uint64_t tid_of(cli_evview *view, const rec_value *vals, long f)
 {
-    const char *name = rec_type_name(t);
+    cli_thread_info ti;
 
-    l->type = t;
-    l->kind = !strcmp(name, "CPUTimeSample") ? 1 :
-              !strcmp(name, "CPUTimeSampleLost") ? 2 : 0;
-    l->thread = rec_type_field_index(t, "eventThread");
-    l->period = rec_type_field_index(t, "samplingPeriod");
-    l->failed = rec_type_field_index(t, "failed");
-    l->stack = rec_type_field_index(t, "stackTrace");
-    l->lost_time = rec_type_field_index(t, "lostTime");
-    l->reason = rec_type_field_index(t, "reason");
-}
-
-/* The event's values read in place: this runs for every event. */
-static uint64_t get_u(const rec_value *vals, long f)
-{
-    if (f < 0)
-        return 0;
-    return vals[f].kind == REC_UINT ? vals[f].v.u :
-           vals[f].kind == REC_BOOL ? vals[f].v.b : 0;
-}
-
-static uint64_t tid_of(const rec_value *vals, long f)
-{
-    rec_value v;
-    const rec_type *t;
-    long i;
-
-    if (f < 0 || (v = vals[f]).kind != REC_REF ||
-        !v.v.ref.entry || !(t = rec_entry_type(v.v.ref.entry)) ||
-        (i = rec_type_field_index(t, "osThreadId")) < 0 ||
-        rec_entry_get(v.v.ref.entry, (size_t)i, &v) != 0 || v.kind != REC_UINT)
-        return 0;
-    return v.v.u;
+    cli_evview_thread(view, cli_ev_ref(vals, f), &ti);
+    return ti.tid;
 }
 
 static struct reason *reason_of(struct reasons *l, const char *name, size_t len)
@@ -165,53 +131,39 @@ static void hit(struct reasons *l, const char *name, size_t len, uint64_t ns,
     r->tids[r->ntids++] = tid;
 }
 
-/* A sample's stack cut short, by its reason (cli_stack_partial). */
-static void partial(cli_losses *l, const rec_entry *st, uint64_t ns,
-                    const rec_value *vals)
+void cli_losses_event(cli_losses *l, cli_evview *view, const rec_event *ev)
 {
-    int why = cli_stack_partial(st);
-    const char *name;
-
-    if (why < 0)
-        return;
-    name = cli_partial_names[why];
-    hit(&l->partial, name, strlen(name), ns, tid_of(vals, l->thread));
-}
-
-void cli_losses_event(cli_losses *l, const rec_event *ev)
-{
-    const rec_type *t = rec_event_type(ev);
+    const cli_evtype *t = cli_evview_event(view, ev);
     const rec_value *vals;
-    rec_value v;
+    const rec_entry *st;
+    const char *name = "none given";
+    size_t len = 10;
+    uint64_t ns = 0;
 
-    if (!t)
+    if (t->kind != CLI_EV_SAMPLE && t->kind != CLI_EV_LOST)
         return;
-    if (t != l->type)
-        cache(l, t);
-    if (!l->kind || !(vals = rec_event_values(ev)))
+    if (!(vals = rec_event_values(ev)))
         return;
-    if (l->kind == 1) {
-        uint64_t p = get_u(vals, l->period);
-        bool nostack = get_u(vals, l->failed) || l->stack < 0 ||
-            vals[l->stack].kind != REC_REF || !vals[l->stack].v.ref.entry;
-        l->total_ns += p;
-        if (nostack)
-            hit(&l->nostack, "failed", 6, p, tid_of(vals, l->thread));
-        else
-            partial(l, vals[l->stack].v.ref.entry, p, vals);
-    } else {
-        uint64_t ns = get_u(vals, l->lost_time);
-        const char *name = "none given";
-        size_t len = 10;
+    if (t->kind == CLI_EV_SAMPLE) {
+        cli_ev_uint(vals, t->period, &ns);
         l->total_ns += ns;
-        if (l->reason >= 0 && (v = vals[l->reason]).kind == REC_REF &&
-            v.v.ref.entry &&
-            rec_entry_get(v.v.ref.entry, 0, &v) == 0 && v.kind == REC_STRING) {
-            name = v.v.str.s;
-            len = v.v.str.len;
+        st = cli_ev_ref(vals, t->stack);
+        if (cli_ev_bool(vals, t->failed) || !st) {
+            hit(&l->nostack, "failed", 6, ns, tid_of(view, vals, t->thread));
+        } else {
+            /* A stack cut short, by its reason. */
+            int why = cli_evview_partial(view, st);
+            if (why >= 0)
+                hit(&l->partial, cli_partial_names[why],
+                    strlen(cli_partial_names[why]), ns,
+                    tid_of(view, vals, t->thread));
         }
+    } else {
+        cli_ev_uint(vals, t->lost_time, &ns);
+        l->total_ns += ns;
+        cli_ev_text(view, vals, t->reason, &name, &len);
         if (ns)
-            hit(&l->nostack, name, len, ns, tid_of(vals, l->thread));
+            hit(&l->nostack, name, len, ns, tid_of(view, vals, t->thread));
     }
 }
 

@@ -9,12 +9,15 @@
 #include <stdint.h>
 #include <rec/record.h>
 
+#include "cli.h"
+
 typedef struct cli_losses cli_losses;
 
 cli_losses *cli_losses_new(void);
 void cli_losses_free(cli_losses *l);
-/* Account one event (samples and lost samples; others are ignored). */
-void cli_losses_event(cli_losses *l, const rec_event *ev);
+/* Account one event (samples and lost samples; others are ignored), read
+ * through the view of its chunk. */
+void cli_losses_event(cli_losses *l, cli_evview *view, const rec_event *ev);
 /* The line to print ("35% of CPU without stacks: ..."), without newline,
  * or an empty string when at most 1% of the CPU time has no stack.
  * Returns buf. */

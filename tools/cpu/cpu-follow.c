@@ -19,11 +19,10 @@
 #include <config.h>
 
 #include <errno.h>
-#include <signal.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include <rec/record.h>
 
@@ -60,51 +59,25 @@ struct view {
     uint64_t first;                  /* the next interval to show */
     uint64_t last;                   /* the latest interval with data */
     uint64_t before;                 /* samples from before the attach */
-    /* field indexes, per type pointer (they change with the schema) */
-    const rec_type *sample_t, *lost_t;
-    long s_thread, s_period, s_stack, l_thread, l_count;
+    uint64_t lag;                    /* an interval is shown after */
+    cli_evview ev;                   /* of the chunk */
+    enum cpu_follow_style style;
+    FILE *out;
+    const cli_threads *filter;
+    const char *prog, *path;
 };
 
 
-/* The string a String reference (or an inline string) holds. */
-static bool str_of(const rec_value *v, const char **s, size_t *len)
-{
-    rec_value x;
-    if (v->kind == REC_STRING) {
-        *s = v->v.str.s;
-        *len = v->v.str.len;
-        return true;
-    }
-    if (v->kind == REC_REF && v->v.ref.entry &&
-        rec_entry_get(v->v.ref.entry, 0, &x) == 0 && x.kind == REC_STRING) {
-        *s = x.v.str.s;
-        *len = x.v.str.len;
-        return true;
-    }
-    return false;
-}
-
-static long field(const rec_entry *e, const char *name)
-{
-    const rec_type *t = rec_entry_type(e);
-    return t ? rec_type_field_index(t, name) : -1;
-}
-
-static struct thr *thread_of(struct view *v, const rec_value *tv,
+static struct thr *thread_of(struct view *v, const rec_entry *e,
                              const cli_threads *filter)
 {
-    rec_value x;
-    if (tv->kind != REC_REF || !tv->v.ref.entry)
+    cli_thread_info ti;
+    if (!e)
         return NULL;
-    const rec_entry *e = tv->v.ref.entry;
-    long itid = field(e, "osThreadId"), iname = field(e, "name");
-    uint64_t tid = 0;
-    const char *name = NULL;
-    size_t nlen = 0;
-    if (itid >= 0 && rec_entry_get(e, (size_t)itid, &x) == 0 && x.kind == REC_UINT)
-        tid = x.v.u;
-    if (iname >= 0 && rec_entry_get(e, (size_t)iname, &x) == 0)
-        str_of(&x, &name, &nlen);
+    cli_evview_thread(&v->ev, e, &ti);
+    uint64_t tid = ti.tid;
+    const char *name = ti.name;
+    size_t nlen = ti.name_len;
     if (filter && !cli_threads_match(filter, tid, name, nlen))
         return NULL;
     for (size_t i = 0; i < v->n; i++)
@@ -127,22 +100,17 @@ static struct thr *thread_of(struct view *v, const rec_value *tv,
     return t;
 }
 
-/* The function of the top frame of a StackTrace reference. */
-static bool top_function(const rec_value *sv, const char **s, size_t *len)
+/* The function of the top frame of a StackTrace entry. */
+static bool top_function(cli_evview *view, const rec_entry *st,
+                         const char **s, size_t *len)
 {
-    rec_value fr, fn;
-    if (sv->kind != REC_REF || !sv->v.ref.entry)
+    const rec_value *frames;
+    const rec_entry *top;
+    if (!st || !cli_evview_frames(view, st, &frames) ||
+        !(top = cli_value_ref(&frames[0])))
         return false;
-    long ifr = field(sv->v.ref.entry, "frames");
-    if (ifr < 0 || rec_entry_get(sv->v.ref.entry, (size_t)ifr, &fr) < 0 ||
-        fr.kind != REC_ARRAY || fr.v.array.n == 0)
-        return false;
-    const rec_value *top = &fr.v.array.items[0];
-    if (top->kind != REC_REF || !top->v.ref.entry)
-        return false;
-    long ifn = field(top->v.ref.entry, "function");
-    return ifn >= 0 && rec_entry_get(top->v.ref.entry, (size_t)ifn, &fn) == 0 &&
-           str_of(&fn, s, len);
+    return cli_entry_text(view, top, cli_evview_entry(view, top)->function,
+                          s, len);
 }
 
 static void count_hot(struct bucket *t, const char *s, size_t len)
@@ -196,49 +164,33 @@ static void spread(struct view *v, struct thr *th, uint64_t at, uint64_t p)
 
 static void fold(struct view *v, const rec_event *ev, const cli_threads *filter)
 {
-    const rec_type *t = rec_event_type(ev);
+    const cli_evtype *t = cli_evview_event(&v->ev, ev);
     const rec_value *vals = rec_event_values(ev);
-    if (!t || !vals)
+    const char *s;
+    size_t len;
+    uint64_t n = 0;
+    if (!vals || (t->kind != CLI_EV_SAMPLE && t->kind != CLI_EV_LOST) ||
+        t->thread < 0)
         return;
-    if (t != v->sample_t && t != v->lost_t) {
-        const char *n = rec_type_name(t);
-        if (n && strcmp(n, "CPUTimeSample") == 0) {
-            v->sample_t = t;
-            v->s_thread = rec_type_field_index(t, "eventThread");
-            v->s_period = rec_type_field_index(t, "samplingPeriod");
-            v->s_stack = rec_type_field_index(t, "stackTrace");
-        } else if (n && strcmp(n, "CPUTimeSampleLost") == 0) {
-            v->lost_t = t;
-            v->l_thread = rec_type_field_index(t, "eventThread");
-            v->l_count = rec_type_field_index(t, "lostSamples");
-        } else {
-            return;
-        }
-    }
     uint64_t at = rec_event_time_ns(ev);
-    if (t == v->sample_t) {
-        if (v->s_thread < 0)
-            return;
+    if (t->kind == CLI_EV_SAMPLE) {
         if (at < v->attach_ns) {
             v->before++;
             return;
         }
-        struct thr *th = thread_of(v, &vals[v->s_thread], filter);
+        struct thr *th = thread_of(v, cli_ev_ref(vals, t->thread), filter);
         if (!th)
             return;
-        uint64_t p = v->s_period >= 0 && vals[v->s_period].kind == REC_UINT
-                     ? vals[v->s_period].v.u : 0;
         struct bucket *b = bucket(v, th, interval_of(v, at));
         b->samples++;
-        spread(v, th, at, p);
-        const char *s;
-        size_t len;
-        if (v->s_stack >= 0 && top_function(&vals[v->s_stack], &s, &len))
+        cli_ev_uint(vals, t->period, &n);
+        spread(v, th, at, n);
+        if (top_function(&v->ev, cli_ev_ref(vals, t->stack), &s, &len))
             count_hot(b, s, len);
-    } else if (t == v->lost_t && v->l_thread >= 0 && at >= v->attach_ns) {
-        struct thr *th = thread_of(v, &vals[v->l_thread], filter);
-        if (th && v->l_count >= 0 && vals[v->l_count].kind == REC_UINT)
-            bucket(v, th, interval_of(v, at))->lost += vals[v->l_count].v.u;
+    } else if (at >= v->attach_ns) {
+        struct thr *th = thread_of(v, cli_ev_ref(vals, t->thread), filter);
+        if (th && cli_ev_uint(vals, t->lost_samples, &n))
+            bucket(v, th, interval_of(v, at))->lost += n;
     }
 }
 
@@ -357,54 +309,60 @@ static uint64_t wall_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-int cpu_follow(const char *prog, const char *path, uint64_t interval_ns,
-               enum cpu_follow_style style, const cli_threads *filter, FILE *out)
+/* Show the intervals due; the ms until the next one is. */
+static int follow_due(void *ctx)
 {
-    rec_follow_options fo;
-    rec_follow *f;
-    const rec_event *ev;
-    struct view v = { 0 };
-    int rc;
-    rec_follow_options_init(&fo);
-    if ((rc = rec_follow_open(&f, path, &fo)) < 0) {
-        cli_error(prog, "%s: %s", path, rec_strerror(rc));
-        return CLI_EXIT_DATA;
-    }
-    cli_follow_catch_stops();
-    v.interval_ns = interval_ns;
+    struct view *v = ctx;
+    uint64_t now = wall_ns();
+    while (v->attach_ns + (v->first + 1) * v->interval_ns + v->lag <= now)
+        show(v, v->style, v->out);
+    uint64_t due = v->attach_ns + (v->first + 1) * v->interval_ns + v->lag;
+    uint64_t ms = (due - now + 999999) / 1000000;
+    return ms > INT_MAX ? INT_MAX : (int)ms;
+}
+
+static void follow_chunk(void *ctx, const rec_chunk_info *info)
+{
+    struct view *v = ctx;
+    (void)info;
+    cli_evview_reset(&v->ev);
+}
+
+static int follow_event(void *ctx, const rec_event *ev)
+{
+    struct view *v = ctx;
+    fold(v, ev, v->filter);
+    return 0;
+}
+
+/* What the last intervals saw, the partial one included. */
+static void follow_end(void *ctx)
+{
+    struct view *v = ctx;
+    uint64_t end = interval_of(v, wall_ns());
+    /* (v->last grows when an interval passes its excess on.) */
+    while (v->first <= end || v->first <= v->last)
+        show(v, v->style, v->out);
+    if (v->before)
+        fprintf(stderr, "%s: %llu samples from before the follow began are not "
+                "shown (rec-cpu %s reports them)\n", v->prog,
+                (unsigned long long)v->before, v->path);
+}
+
+int cpu_follow(const char *prog, const char *path, const cli_follow_opts *fo,
+               uint64_t interval_ns, enum cpu_follow_style style,
+               const cli_threads *filter, FILE *out)
+{
+    struct view v = { .interval_ns = interval_ns, .style = style, .out = out,
+                      .filter = filter, .prog = prog, .path = path };
+    cli_follow_cb cb = { .ctx = &v, .chunk = follow_chunk,
+                         .event = follow_event, .due = follow_due,
+                         .end = follow_end };
     v.attach_ns = wall_ns();
     /* Interval k is shown when the sampler has written it, LAG_NS after
      * its end (but never more than the open buckets allow). */
-    uint64_t lag = LAG_NS < (NB - 2) * interval_ns ? LAG_NS : (NB - 2) * interval_ns;
-    while (!cli_follow_stopped()) {
-        uint64_t now = wall_ns();
-        while (v.attach_ns + (v.first + 1) * interval_ns + lag <= now)
-            show(&v, style, out);
-        uint64_t due = v.attach_ns + (v.first + 1) * interval_ns + lag;
-        int wait_ms = (int)((due - now + 999999) / 1000000);
-        rc = rec_follow_next(f, &ev, wait_ms);
-        if (rc == REC_EAGAIN)
-            continue;
-        if (rc <= 0)
-            break;
-        fold(&v, ev, filter);
-    }
-    /* What the last intervals saw, the partial one included. */
-    uint64_t end = interval_of(&v, wall_ns());
-    /* (v.last grows when an interval passes its excess on.) */
-    while (v.first <= end || v.first <= v.last)
-        show(&v, style, out);
-    if (v.before)
-        fprintf(stderr, "%s: %llu samples from before the follow began are not "
-                "shown (rec-cpu %s reports them)\n", prog,
-                (unsigned long long)v.before, path);
-    int status = CLI_EXIT_OK;
-    if (!cli_follow_stopped() && rc < 0) {
-        const char *m = rec_follow_message(f);
-        cli_error(prog, "%s", m ? m : rec_strerror(rc));
-        status = CLI_EXIT_DATA;
-    }
-    rec_follow_close(f);
+    v.lag = LAG_NS < (NB - 2) * interval_ns ? LAG_NS : (NB - 2) * interval_ns;
+    int status = cli_follow(prog, path, fo, &cb);
     for (size_t i = 0; i < v.n; i++) {
         for (size_t k = 0; k < NB; k++)
             for (size_t h = 0; h < v.t[i].b[k].nhot; h++)
@@ -412,6 +370,7 @@ int cpu_follow(const char *prog, const char *path, uint64_t interval_ns,
         free(v.t[i].name);
     }
     free(v.t);
+    cli_evview_free(&v.ev);
     if (ferror(out)) {
         cli_error(prog, "output: %s", strerror(errno));
         status = CLI_EXIT_DATA;

@@ -13,10 +13,10 @@ enum cpu_follow_style {
     CPU_FOLLOW_JSON     /* one JSON object per interval and line */
 };
 
-/* Follow path until the recording ends (or SIGINT/SIGTERM/SIGHUP), printing the
- * per-thread view every interval_ns. Returns an exit status. */
-int cpu_follow(const char *prog, const char *path, uint64_t interval_ns,
-               enum cpu_follow_style style, const cli_threads *filter,
-               FILE *out);
+/* Follow path as cli_follow() does, printing the per-thread view every
+ * interval_ns. Returns an exit status. */
+int cpu_follow(const char *prog, const char *path, const cli_follow_opts *fo,
+               uint64_t interval_ns, enum cpu_follow_style style,
+               const cli_threads *filter, FILE *out);
 
 #endif

@@ -1,10 +1,9 @@
 /*
  * tools/cpu/cpu-read.c - decode a recording's events for rec-cpu.
  *
- * Field lookups are driven by the metadata of each chunk: indexes are
- * resolved by name once per type pointer. Type, thread and stack pointers
- * are only valid within one chunk, so the caches keyed by them are
- * emptied whenever the chunk changes.
+ * Fields are read through the view of each chunk (cli.h). Type, thread
+ * and stack pointers are only valid within one chunk, so the caches keyed
+ * by them are emptied whenever the chunk changes.
  */
 #include <config.h>
 
@@ -16,42 +15,11 @@
 
 #include "cpu-model.h"
 
-enum ekind { K_OTHER, K_SAMPLE, K_LOST, K_TSTART, K_TEND, K_USAGE, K_PINFO,
-             K_MODULE };
-
-/* The event types rec-cpu folds and the fields it reads, by kind. */
-static const cli_kind kinds[] = {
-    [K_SAMPLE] = { "CPUTimeSample", { "eventThread", "samplingPeriod",
-                                      "failed", "biased", "stackTrace" } },
-    [K_LOST]   = { "CPUTimeSampleLost", { "eventThread", "lostSamples",
-                                          "lostTime" } },
-    [K_TSTART] = { "ThreadStart", { "eventThread", "cpuTime" } },
-    [K_TEND]   = { "ThreadEnd", { "eventThread", "cpuTime", "snapshot" } },
-    [K_USAGE]  = { "ProcessUsage", { "userTime", "systemTime",
-                                     "samplerCpuTime" } },
-    [K_PINFO]  = { "ProcessInfo", { "processId" } },
-    [K_MODULE] = { "ModuleLoad", { "module" } },
-};
-
-#define TYPE_SLOTS 64
-
-/* Pool-type field indexes, cached by pool type pointer. */
-typedef struct pool_fields {
-    const rec_type *thread, *string, *stack, *frame;
-    long th_tid, th_name, th_pid;
-    long str_value;
-    long st_frames;
-    long fr_function, fr_module, fr_offset, fr_file, fr_kind;
-    const rec_type *module;
-    long mod_path, mod_bid;
-} pool_fields;
-
 typedef struct reader_ctx {
     cpu_model *m;
     cpu_input *in;
     const char *prog;
-    cli_type_slot types[TYPE_SLOTS];
-    pool_fields pf;
+    cli_evview view;
     cli_map threads;            /* Thread entry pointer -> thread index */
     cli_map stacks;             /* StackTrace entry pointer -> stack id */
     uint32_t *scratch;          /* function indexes of one stack */
@@ -65,80 +33,38 @@ typedef struct reader_ctx {
 
 static void reset_chunk(reader_ctx *c)
 {
-    memset(c->types, 0, sizeof c->types);
-    memset(&c->pf, 0, sizeof c->pf);
+    cli_evview_reset(&c->view);
     cli_map_clear(&c->threads);
     cli_map_clear(&c->stacks);
 }
 
-static const cli_type_slot *lookup_type(reader_ctx *c, const rec_type *type)
+/* Text of a String field of an entry; NULL when null or absent. */
+static const char *entry_text(reader_ctx *c, const rec_entry *e, long f,
+                              size_t *len)
 {
-    return cli_type_lookup(c->types, TYPE_SLOTS, type, kinds,
-                           sizeof kinds / sizeof *kinds);
-}
-
-
-static bool entry_uint(const rec_entry *e, long f, uint64_t *out)
-{
-    rec_value v;
-    if (f < 0 || rec_entry_get(e, (size_t)f, &v) < 0 || v.kind != REC_UINT)
-        return false;
-    *out = v.v.u;
-    return true;
-}
-
-/* Text of a String-pool reference field; NULL when null or unresolved. */
-static const char *entry_string(reader_ctx *c, const rec_entry *e, long f,
-                                size_t *len)
-{
-    rec_value v;
-    if (f < 0 || rec_entry_get(e, (size_t)f, &v) < 0)
-        return NULL;
-    if (v.kind == REC_STRING) {
-        *len = v.v.str.len;
-        return v.v.str.s;
-    }
-    if (v.kind != REC_REF || !v.v.ref.entry)
-        return NULL;
-    const rec_entry *s = v.v.ref.entry;
-    const rec_type *st = rec_entry_type(s);
-    if (st != c->pf.string) {
-        c->pf.string = st;
-        c->pf.str_value = rec_type_field_index(st, "value");
-    }
-    if (c->pf.str_value < 0 || rec_entry_get(s, (size_t)c->pf.str_value, &v) < 0
-        || v.kind != REC_STRING)
-        return NULL;
-    *len = v.v.str.len;
-    return v.v.str.s;
+    const char *s;
+    return cli_entry_text(&c->view, e, f, &s, len) ? s : NULL;
 }
 
 /* The thread an event's eventThread field names. */
 static cpu_thread *event_thread(reader_ctx *c, const rec_value *vals, long f)
 {
-    if (f < 0 || vals[f].kind != REC_REF || !vals[f].v.ref.entry)
-        return NULL;
-    const rec_entry *e = vals[f].v.ref.entry;
+    const rec_entry *e = cli_ev_ref(vals, f);
+    cli_thread_info ti;
     uint32_t i;
+    if (!e)
+        return NULL;
     if (cli_map_get(&c->threads, (uintptr_t)e, &i))
         return c->m->threads[i];
-
-    const rec_type *tt = rec_entry_type(e);
-    if (tt != c->pf.thread) {
-        c->pf.thread = tt;
-        c->pf.th_tid = rec_type_field_index(tt, "osThreadId");
-        c->pf.th_name = rec_type_field_index(tt, "name");
-        c->pf.th_pid = rec_type_field_index(tt, "processId");
-    }
-    uint64_t tid, pid = 0;
-    if (!entry_uint(e, c->pf.th_tid, &tid))
+    cli_evview_thread(&c->view, e, &ti);
+    if (!ti.have_tid)
         return NULL;
-    if (!entry_uint(e, c->pf.th_pid, &pid) && c->have_pid)
-        pid = c->pid;
-    cpu_thread *t = cpu_model_thread(c->m, pid, tid);
+    uint64_t pid = ti.have_pid ? ti.pid : c->have_pid ? c->pid : 0;
+    cpu_thread *t = cpu_model_thread(c->m, pid, ti.tid);
     if (!t)
         return NULL;
-    c->name = entry_string(c, e, c->pf.th_name, &c->name_len);
+    c->name = ti.name;
+    c->name_len = ti.name_len;
     if (!c->have_pid) {
         /* No ProcessInfo yet: the first thread tells the process. */
         c->have_pid = true;
@@ -217,29 +143,21 @@ static int cmp_u32(const void *a, const void *b)
  * brackets (unresolved code is grouped by module, not by address). */
 static long frame_function(reader_ctx *c, const rec_entry *fr)
 {
-    const rec_type *ft = rec_entry_type(fr);
-    if (ft != c->pf.frame) {
-        c->pf.frame = ft;
-        c->pf.fr_function = rec_type_field_index(ft, "function");
-        c->pf.fr_module = rec_type_field_index(ft, "module");
-        c->pf.fr_offset = rec_type_field_index(ft, "offset");
-        c->pf.fr_file = rec_type_field_index(ft, "file");
-        c->pf.fr_kind = rec_type_field_index(ft, "kind");
-    }
+    const cli_evtype *ft = cli_evview_entry(&c->view, fr);
     size_t len = 0, mlen = 0, klen = 0;
     uint64_t off;
-    const char *s = entry_string(c, fr, c->pf.fr_function, &len);
-    const char *mod = entry_string(c, fr, c->pf.fr_module, &mlen), *dn;
-    const char *kind = entry_string(c, fr, c->pf.fr_kind, &klen);
+    const char *s = entry_text(c, fr, ft->function, &len);
+    const char *mod = entry_text(c, fr, ft->module, &mlen), *dn;
+    const char *kind = entry_text(c, fr, ft->frame_kind, &klen);
     if (kind && klen == 6 && memcmp(kind, "python", 6) == 0) {
         /* A function, whatever line: "qualname (file.py)". */
         size_t flen = 0;
-        const char *file = entry_string(c, fr, c->pf.fr_file, &flen);
+        const char *file = entry_text(c, fr, ft->file, &flen);
         char name[1100];
         size_t n = cli_python_name(name, sizeof name, s, len, file, flen, 0);
         return cli_strtab_intern(&c->m->funcs, name, n);
     }
-    if (c->m->opt.debug && mod && entry_uint(fr, c->pf.fr_offset, &off) &&
+    if (c->m->opt.debug && mod && cli_entry_uint(fr, ft->offset, &off) &&
         (dn = cli_debug_frame_name(c->m->opt.debug, s, s ? len : 0, mod, mlen,
                                    off)))
         return cli_strtab_intern(&c->m->funcs, dn, strlen(dn));
@@ -262,19 +180,8 @@ static long frame_function(reader_ctx *c, const rec_entry *fr)
 
 static long build_stack(reader_ctx *c, const rec_entry *e)
 {
-    const rec_type *st = rec_entry_type(e);
-    if (st != c->pf.stack) {
-        c->pf.stack = st;
-        c->pf.st_frames = rec_type_field_index(st, "frames");
-    }
-    rec_value v;
-    size_t n = 0;
     const rec_value *items = NULL;
-    if (c->pf.st_frames >= 0 && rec_entry_get(e, (size_t)c->pf.st_frames, &v) == 0
-        && v.kind == REC_ARRAY) {
-        items = v.v.array.items;
-        n = v.v.array.n;
-    }
+    size_t n = cli_evview_frames(&c->view, e, &items);
     if (n + 1 > c->cap_scratch) {     /* + 1: an empty stack's pseudo frame */
         uint32_t *s = realloc(c->scratch, (n + 1) * sizeof *s);
         if (!s)
@@ -331,14 +238,13 @@ static long pseudo_stack(reader_ctx *c, uint64_t key, const char *name)
     return id;
 }
 
-static int hot_sample(reader_ctx *c, cpu_thread *t, const rec_value *vals,
-                      long f, bool failed, uint64_t period)
+static int hot_sample(reader_ctx *c, cpu_thread *t, const rec_entry *e,
+                      bool failed, uint64_t period)
 {
     long si;
     if (failed) {
         si = pseudo_stack(c, 1, "[stack walk failed]");
-    } else if (f >= 0 && vals[f].kind == REC_REF && vals[f].v.ref.entry) {
-        const rec_entry *e = vals[f].v.ref.entry;
+    } else if (e) {
         uint32_t i;
         si = cli_map_get(&c->stacks, (uintptr_t)e, &i) ? (long)i
                                                        : build_stack(c, e);
@@ -351,25 +257,18 @@ static int hot_sample(reader_ctx *c, cpu_thread *t, const rec_value *vals,
 }
 
 /* --debug-dir: the build-id each module path has, from ModuleLoad. */
-static int note_module(reader_ctx *c, const rec_value *vals, long f)
+static int note_module(reader_ctx *c, const rec_entry *e)
 {
-    if (!c->m->opt.debug || f < 0 || vals[f].kind != REC_REF ||
-        !vals[f].v.ref.entry)
+    if (!c->m->opt.debug || !e)
         return 0;
-    const rec_entry *e = vals[f].v.ref.entry;
-    const rec_type *mt = rec_entry_type(e);
-    if (mt != c->pf.module) {
-        c->pf.module = mt;
-        c->pf.mod_path = rec_type_field_index(mt, "path");
-        c->pf.mod_bid = rec_type_field_index(mt, "buildId");
-    }
+    const cli_evtype *mt = cli_evview_entry(&c->view, e);
     size_t plen, blen;
-    const char *path = entry_string(c, e, c->pf.mod_path, &plen);
+    const char *path = entry_text(c, e, mt->path, &plen);
     if (!path)
         return 0;
     /* The path's text may be overwritten by the next lookup: copy. */
     char *p = strndup(path, plen);
-    const char *bid = p ? entry_string(c, e, c->pf.mod_bid, &blen) : NULL;
+    const char *bid = p ? entry_text(c, e, mt->build_id, &blen) : NULL;
     int rc = p && bid ? cli_debug_add_module(c->m->opt.debug, p, plen, bid,
                                              blen) : 0;
     if (!p)
@@ -381,73 +280,78 @@ static int note_module(reader_ctx *c, const rec_value *vals, long f)
 static int fold(reader_ctx *c, const rec_event *ev)
 {
     cpu_model *m = c->m;
-    const cli_type_slot *s = lookup_type(c, rec_event_type(ev));
-    if (s->kind == K_OTHER)
+    const cli_evtype *s = cli_evview_event(&c->view, ev);
+    if (s->kind == CLI_EV_OTHER)
         return 0;
     uint64_t ts = rec_event_time_ns(ev);
     const rec_value *vals = rec_event_values(ev);
     uint64_t a, b;
 
     switch (s->kind) {
-    case K_PINFO:
-        if (cli_field_uint(vals, s->f[0], &a)) {
+    case CLI_EV_PROCESS:
+        if (cli_ev_uint(vals, s->pid, &a)) {
             c->pid = a;
             c->have_pid = true;
         }
         return 0;
-    case K_MODULE:
-        return note_module(c, vals, s->f[0]);
-    case K_USAGE:
-        if (cli_field_uint(vals, s->f[0], &a) && cli_field_uint(vals, s->f[1], &b)) {
+    case CLI_EV_MODULE_LOAD:
+        return note_module(c, cli_ev_ref(vals, s->module));
+    case CLI_EV_USAGE:
+        if (cli_ev_uint(vals, s->user_time, &a) &&
+            cli_ev_uint(vals, s->system_time, &b)) {
             uint64_t own;
             /* Absent (older recordings) or null: unknown. */
-            if (!cli_field_uint(vals, s->f[2], &own))
+            if (!cli_ev_uint(vals, s->sampler_time, &own))
                 own = 0;
             cpu_model_usage(m, c->have_pid ? c->pid : 0, ts, a, b, own);
         }
         else
             c->skipped++;
         return 0;
-    default:
+    case CLI_EV_SAMPLE:
+    case CLI_EV_LOST:
+    case CLI_EV_THREAD_START:
+    case CLI_EV_THREAD_END:
         break;
+    default:
+        return 0;
     }
     c->name = NULL;
-    cpu_thread *t = event_thread(c, vals, s->f[0]);
+    cpu_thread *t = event_thread(c, vals, s->thread);
     if (!t) {
         c->skipped++;
         return 0;
     }
-    if (s->kind != K_TSTART)
+    if (s->kind != CLI_EV_THREAD_START)
         apply_name(c, t);
     switch (s->kind) {
-    case K_SAMPLE: {
+    case CLI_EV_SAMPLE: {
         if (!cpu_model_in_range(m, ts))
             return 0;
-        if (!cli_field_uint(vals, s->f[1], &a)) {
+        if (!cli_ev_uint(vals, s->period, &a)) {
             c->skipped++;
             return 0;
         }
-        bool failed = cli_field_bool(vals, s->f[2]);
-        long sf = s->f[4];
-        int partial = !failed && sf >= 0 && vals[sf].kind == REC_REF &&
-                      vals[sf].v.ref.entry ? cli_stack_partial(vals[sf].v.ref.entry) : -1;
-        int rc = cpu_model_sample(m, t, ts, a, failed, cli_field_bool(vals, s->f[3]),
+        bool failed = cli_ev_bool(vals, s->failed);
+        const rec_entry *st = cli_ev_ref(vals, s->stack);
+        int partial = !failed && st ? cli_evview_partial(&c->view, st) : -1;
+        int rc = cpu_model_sample(m, t, ts, a, failed, cli_ev_bool(vals, s->biased),
                                   partial);
         if (rc == 0 && m->opt.hot)
-            rc = hot_sample(c, t, vals, s->f[4], failed, a);
+            rc = hot_sample(c, t, st, failed, a);
         return rc;
     }
-    case K_LOST:
+    case CLI_EV_LOST:
         if (!cpu_model_in_range(m, ts))
             return 0;
-        if (!cli_field_uint(vals, s->f[1], &a))
+        if (!cli_ev_uint(vals, s->lost_samples, &a))
             a = 0;
-        if (!cli_field_uint(vals, s->f[2], &b))
+        if (!cli_ev_uint(vals, s->lost_time, &b))
             b = 0;      /* JFR-style loss without CPU time */
         cpu_model_lost(m, t, ts, a, b);
         return 0;
-    case K_TSTART: {
-        if (!cli_field_uint(vals, s->f[1], &a)) {
+    case CLI_EV_THREAD_START: {
+        if (!cli_ev_uint(vals, s->cpu_time, &a)) {
             c->skipped++;
             return 0;
         }
@@ -458,14 +362,12 @@ static int fold(reader_ctx *c, const rec_event *ev)
         apply_name(c, t);
         return rc;
     }
-    case K_TEND:
-        if (!cli_field_uint(vals, s->f[1], &a)) {
+    default:    /* CLI_EV_THREAD_END */
+        if (!cli_ev_uint(vals, s->cpu_time, &a)) {
             c->skipped++;
             return 0;
         }
-        return cpu_model_thread_end(m, t, ts, a, cli_field_bool(vals, s->f[2]));
-    default:
-        return 0;
+        return cpu_model_thread_end(m, t, ts, a, cli_ev_bool(vals, s->snapshot));
     }
 }
 
@@ -533,6 +435,7 @@ int cpu_input_read(cpu_model *m, cpu_input *in, const char *prog)
     } else {
         cli_reader_warning(prog, in->path, in->r);
     }
+    cli_evview_free(&c.view);
     cli_map_free(&c.threads);
     cli_map_free(&c.stacks);
     free(c.scratch);

@@ -28,6 +28,7 @@ struct opts {
     cli_threads *threads;
     const char *svg, *html, *output, *debug_dir;
     bool follow;
+    cli_follow_opts fo;
 };
 
 static void usage(FILE *f)
@@ -57,6 +58,7 @@ static void usage(FILE *f)
 "  -f, --follow        live per-thread view of one FILE being written,\n"
 "                      every --interval (default 1s); --json: one object\n"
 "                      per interval\n"
+"      --stall-timeout T  with --follow: give up after T without new data\n"
 "  -h, --help          show this help\n"
 "  -V, --version       show the version\n"
 "\n"
@@ -68,7 +70,7 @@ static void usage(FILE *f)
 static int parse_args(int argc, char **argv, struct opts *o)
 {
     enum { O_JSON = 256, O_CSV, O_INTERVAL, O_SVG, O_HTML, O_HOT, O_THREADS,
-           O_SINCE, O_UNTIL, O_DEBUG_DIR };
+           O_SINCE, O_UNTIL, O_DEBUG_DIR, O_STALL };
     /* --follow is -f */
     static const struct option lopts[] = {
         { "json", no_argument, NULL, O_JSON },
@@ -83,6 +85,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
         { "debug-dir", required_argument, NULL, O_DEBUG_DIR },
         { "output", required_argument, NULL, 'o' },
         { "follow", no_argument, NULL, 'f' },
+        { "stall-timeout", required_argument, NULL, O_STALL },
         { "help", no_argument, NULL, 'h' },
         { "version", no_argument, NULL, 'V' },
         { NULL, 0, NULL, 0 },
@@ -144,6 +147,10 @@ static int parse_args(int argc, char **argv, struct opts *o)
             break;
         case 'o': o->output = optarg; break;
         case 'f': o->follow = true; break;
+        case O_STALL:
+            if (cli_opt_stall_timeout(prog, optarg, &o->fo.stall_ns) < 0)
+                return -1;
+            break;
         case 'h': usage(stdout); exit(CLI_EXIT_OK);
         case 'V': cli_version_exit(prog);
         default:
@@ -173,10 +180,19 @@ static int parse_args(int argc, char **argv, struct opts *o)
                 return -1;
             }
     o->cpu.filter = o->threads;
+    if (o->fo.stall_ns && !o->follow) {
+        cli_error(prog, "--stall-timeout needs --follow");
+        return -1;
+    }
     if (o->follow && (argc - optind != 1 || o->mode == MODE_CSV || o->svg ||
                       o->html || o->cpu.hot)) {
-        cli_error(prog, "--follow takes one FILE, with --interval, --threads "
-                  "and --json");
+        cli_error(prog, "--follow takes one FILE, with --interval, --threads, "
+                  "--json and --stall-timeout");
+        return -1;
+    }
+    if (o->follow && cli_is_stream(argv[optind])) {
+        cli_error(prog, "--follow: %s is a pipe: a recording that comes "
+                  "through one is read whole (without --follow)", argv[optind]);
         return -1;
     }
     return 0;
@@ -260,7 +276,7 @@ int main(int argc, char **argv)
         enum cpu_follow_style st = o.mode == MODE_JSON ? CPU_FOLLOW_JSON
                                  : isatty(fileno(f)) ? CPU_FOLLOW_TTY
                                  : CPU_FOLLOW_LINES;
-        status = cpu_follow(prog, argv[optind], o.cpu.interval_ns ?
+        status = cpu_follow(prog, argv[optind], &o.fo, o.cpu.interval_ns ?
                             o.cpu.interval_ns : 1000000000u, st, o.threads, f);
         if (f != stdout && fclose(f) != 0 && status == CLI_EXIT_OK)
             status = CLI_EXIT_DATA;

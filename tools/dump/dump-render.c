@@ -60,6 +60,7 @@ struct dump_render {
     unsigned stack_depth;
     uint64_t ticks_per_second;
     cli_debug *dbg;            /* not owned */
+    cli_evview view;           /* what --debug-dir reads of modules */
 
     cli_map types;           /* rec_type* -> index in tinfo */
     struct type_info **tinfo;   /* never moved: rendering recurses */
@@ -136,6 +137,7 @@ void dump_render_free(dump_render *d)
         return;
     free_types(d);
     free(d->tinfo);
+    cli_evview_free(&d->view);
     cli_map_free(&d->types);
     cli_map_free(&d->entries);
     free(d->rendered);
@@ -148,6 +150,7 @@ void dump_render_free(dump_render *d)
 void dump_render_reset(dump_render *d, const rec_chunk_info *info)
 {
     free_types(d);
+    cli_evview_reset(&d->view);
     cli_map_clear(&d->entries);
     d->nrendered = 0;
     free_arena(d, true);
@@ -239,27 +242,20 @@ void dump_render_set_debug(dump_render *d, cli_debug *s)
     d->dbg = s;
 }
 
-static bool ref_string(const rec_value *v, const char **s, size_t *len);
-
 void dump_render_note_modules(dump_render *d, const rec_event *ev)
 {
-    const rec_type *t = rec_event_type(ev);
     const rec_entry *me;
     const char *path, *bid;
     size_t plen, blen;
-    long mi, pi, bi;
-    rec_value v;
 
-    if (!d->dbg || !t || (mi = rec_type_field_index(t, "module")) < 0 ||
-        rec_event_get(ev, (size_t)mi, &v) < 0 || v.kind != REC_REF ||
-        !(me = v.v.ref.entry) || !rec_entry_type(me) ||
-        (pi = rec_type_field_index(rec_entry_type(me), "path")) < 0 ||
-        (bi = rec_type_field_index(rec_entry_type(me), "buildId")) < 0 ||
-        rec_entry_get(me, (size_t)pi, &v) < 0 || !ref_string(&v, &path, &plen))
+    if (!d->dbg ||
+        !(me = cli_ev_ref(rec_event_values(ev),
+                          cli_evview_event(&d->view, ev)->module)))
         return;
-    /* ref_string's result points into the entry: copy before reusing v. */
-    rec_value bv;
-    if (rec_entry_get(me, (size_t)bi, &bv) < 0 || !ref_string(&bv, &bid, &blen))
+    const cli_evtype *mt = cli_evview_entry(&d->view, me);
+    if (mt->path < 0 || mt->build_id < 0 ||
+        !cli_entry_text(&d->view, me, mt->path, &path, &plen) ||
+        !cli_entry_text(&d->view, me, mt->build_id, &bid, &blen))
         return;
     if (cli_debug_add_module(d->dbg, path, plen, bid, blen) > 0) {
         /* Frames rendered before this mapping was known are redone. */
@@ -269,52 +265,29 @@ void dump_render_note_modules(dump_render *d, const rec_event *ev)
     }
 }
 
-/* The string a reference to a String entry holds (false for null). */
-static bool ref_string(const rec_value *v, const char **s, size_t *len)
-{
-    rec_value sv;
-
-    if (v->kind == REC_STRING) {
-        *s = v->v.str.s;
-        *len = v->v.str.len;
-        return true;
-    }
-    if (v->kind != REC_REF || !v->v.ref.entry ||
-        rec_entry_get(v->v.ref.entry, 0, &sv) < 0 || sv.kind != REC_STRING)
-        return false;
-    *s = sv.v.str.s;
-    *len = sv.v.str.len;
-    return true;
-}
-
 /* The debug file's name for a frame entry whose function is unknown or
  * only module+0xSTART, or NULL. */
 static const char *offline_name(dump_render *d, const rec_entry *e,
                                 const struct type_info *ti)
 {
-    rec_value v;
     const char *s, *bid, *fs = NULL;
     size_t len, blen, flen = 0;
     const rec_entry *me;
-    long bidx;
     uint64_t off;
+    rec_value v;
 
-    if (rec_entry_get(e, (size_t)ti->fn, &v) < 0)
+    if (cli_entry_text(&d->view, e, ti->fn, &fs, &flen) &&
+        !memmem(fs, flen, "+0x", 3))
         return NULL;
-    if (ref_string(&v, &fs, &flen) && !memmem(fs, flen, "+0x", 3))
+    if (!cli_entry_uint(e, ti->off, &off) ||
+        rec_entry_get(e, (size_t)ti->mod, &v) < 0)
         return NULL;
-    if (rec_entry_get(e, (size_t)ti->off, &v) < 0 || v.kind != REC_UINT)
-        return NULL;
-    off = v.v.u;
-    if (rec_entry_get(e, (size_t)ti->mod, &v) < 0)
-        return NULL;
-    if (ref_string(&v, &s, &len))       /* the module's path */
+    if (cli_value_text(&d->view, &v, &s, &len))     /* the module's path */
         return cli_debug_frame_name(d->dbg, fs, flen, s, len, off);
-    if (v.kind != REC_REF || !(me = v.v.ref.entry) || !rec_entry_type(me))
-        return NULL;
     /* A reference to a Module entry (a schema that has one). */
-    if ((bidx = rec_type_field_index(rec_entry_type(me), "buildId")) < 0 ||
-        rec_entry_get(me, (size_t)bidx, &v) < 0 || !ref_string(&v, &bid, &blen))
+    if (!(me = cli_value_ref(&v)) ||
+        !cli_entry_text(&d->view, me, cli_evview_entry(&d->view, me)->build_id,
+                        &bid, &blen))
         return NULL;
     return cli_debug_lookup(d->dbg, bid, blen, off);
 }

@@ -14,7 +14,6 @@
 
 #include "cli.h"
 #include "dump-render.h"
-#include "dump-follow.h"
 #include "dump-copy.h"
 #include "export.h"
 
@@ -34,18 +33,12 @@ struct opts {
     cli_time since, until;
     const char *output;
     bool follow;
-    dump_follow_opts fo;
+    cli_follow_opts fo;
     enum xp_format export;      /* 0: JSON/NDJSON */
     bool copy;                  /* --format rec: whole chunks (dump-copy.c) */
     enum xp_group group;
     bool weight_samples;
     const char *debug_dir;
-};
-
-/* Per-type filter facts, cached per rec_type pointer for the chunk. */
-struct type_filter {
-    bool match;
-    long thread;        /* index of the eventThread field, -1 if none */
 };
 
 struct dumper {
@@ -56,9 +49,8 @@ struct dumper {
     uint64_t nprinted;          /* events printed over all files */
     bool thread_seen;           /* --threads matched some thread */
 
-    cli_map types;           /* rec_type* -> index in tf */
-    struct type_filter *tf;
-    size_t ntf, captf;
+    cli_evview view;            /* of the chunk */
+    cli_map types;           /* rec_type* -> 1 --events match, 2 not */
     cli_map threads;         /* Thread rec_entry* -> 1 match, 2 no match */
     bool times_set;             /* --follow: since/until resolved */
     uint64_t since, until;
@@ -104,53 +96,30 @@ static void usage(FILE *f)
 "printed first), 2 usage error.\n");
 }
 
-static struct type_filter *type_filter(struct dumper *d, const rec_type *t)
+static bool type_matches(struct dumper *d, const rec_type *t)
 {
-    uint32_t idx;
-    if (cli_map_get(&d->types, (uintptr_t)t, &idx))
-        return &d->tf[idx];
-    if (d->ntf == d->captf) {
-        d->captf = d->captf ? d->captf * 2 : 16;
-        d->tf = cli_xrealloc(d->tf, d->captf * sizeof *d->tf);
-    }
-    struct type_filter *f = &d->tf[d->ntf];
+    uint32_t m;
+    if (!d->o->events)
+        return true;
+    if (cli_map_get(&d->types, (uintptr_t)t, &m))
+        return m == 1;
     const char *name = rec_type_name(t);
-    f->match = !d->o->events ||
-               (name && cli_patterns_match(d->o->events, name, strlen(name)));
-    f->thread = rec_type_field_index(t, "eventThread");
-    cli_map_xput(&d->types, (uintptr_t)t, (uint32_t)(d->ntf));
-    return &d->tf[d->ntf++];
+    bool ok = name && cli_patterns_match(d->o->events, name, strlen(name));
+    cli_map_xput(&d->types, (uintptr_t)t, ok ? 1 : 2);
+    return ok;
 }
 
 static bool thread_matches(struct dumper *d, const rec_entry *e)
 {
     uint32_t m;
+    cli_thread_info ti;
     if (!e)
         return false;
     if (cli_map_get(&d->threads, (uintptr_t)e, &m))
         return m == 1;
-    const rec_type *t = rec_entry_type(e);
-    long itid = t ? rec_type_field_index(t, "osThreadId") : -1;
-    long iname = t ? rec_type_field_index(t, "name") : -1;
-    uint64_t tid = UINT64_MAX;
-    const char *name = NULL;
-    size_t name_len = 0;
-    rec_value v;
-    if (itid >= 0 && rec_entry_get(e, (size_t)itid, &v) == 0 &&
-        v.kind == REC_UINT)
-        tid = v.v.u;
-    if (iname >= 0 && rec_entry_get(e, (size_t)iname, &v) == 0) {
-        if (v.kind == REC_STRING) {
-            name = v.v.str.s;
-            name_len = v.v.str.len;
-        } else if (v.kind == REC_REF && v.v.ref.entry &&
-                   rec_entry_get(v.v.ref.entry, 0, &v) == 0 &&
-                   v.kind == REC_STRING) {
-            name = v.v.str.s;
-            name_len = v.v.str.len;
-        }
-    }
-    bool ok = cli_threads_match(d->o->threads, tid, name, name_len);
+    cli_evview_thread(&d->view, e, &ti);
+    bool ok = cli_threads_match(d->o->threads, ti.have_tid ? ti.tid : UINT64_MAX,
+                                ti.name, ti.name_len);
     d->thread_seen |= ok;
     cli_map_xput(&d->threads, (uintptr_t)e, (uint32_t)(ok ? 1 : 2));
     return ok;
@@ -162,30 +131,25 @@ static bool event_selected(struct dumper *d, const rec_event *ev,
     const rec_type *t = rec_event_type(ev);
     if (!t)
         return !d->o->events && !d->o->threads;
-    struct type_filter *f = type_filter(d, t);
-    if (!f->match)
+    if (!type_matches(d, t))
         return false;
     if (d->o->have_since || d->o->have_until) {
         uint64_t ns = rec_event_time_ns(ev);
         if (ns < since || ns >= until)
             return false;
     }
-    if (d->o->threads) {
-        rec_value v;
-        if (f->thread < 0 || rec_event_get(ev, (size_t)f->thread, &v) < 0 ||
-            v.kind != REC_REF)
-            return false;
-        return thread_matches(d, v.v.ref.entry);
-    }
+    if (d->o->threads)
+        return thread_matches(d, cli_ev_ref(rec_event_values(ev),
+                                            cli_evview_type(&d->view, t)->thread));
     return true;
 }
 
 static void chunk_changed(struct dumper *d, const rec_chunk_info *info)
 {
     dump_render_reset(d->render, info);
+    cli_evview_reset(&d->view);
     cli_map_clear(&d->types);
     cli_map_clear(&d->threads);
-    d->ntf = 0;
 }
 
 static int flush_out(struct dumper *d)
@@ -412,14 +376,21 @@ static void follow_chunk(void *ctx, const rec_chunk_info *info)
         d->times_set = resolve_times(d, info->start_ns, &d->since, &d->until);
 }
 
-static bool follow_event(void *ctx, const rec_event *ev, cli_buf *out)
+/* One line per event, out at once: a pipeline sees every event as it
+ * lands. */
+static int follow_event(void *ctx, const rec_event *ev)
 {
     struct dumper *d = ctx;
     if (!event_selected(d, ev, d->since, d->until))
-        return false;
-    dump_render_event(d->render, ev, out);
+        return 0;
+    dump_render_event(d->render, ev, &d->buf);
+    cli_buf_addc(&d->buf, '\n');
     d->nprinted++;
-    return true;
+    if (cli_buf_flush(&d->buf, d->out) < 0 || fflush(d->out) != 0) {
+        cli_error(prog, "output: %s", strerror(errno));
+        return -1;
+    }
+    return 0;
 }
 
 /* --format, --group, --weight: the export formats (tools/export/). */
@@ -545,11 +516,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
         case O_FROM_END: o->fo.from_end = true; break;
         case O_POSFILE: o->fo.position_file = optarg; break;
         case O_STALL:
-            if (cli_parse_duration(optarg, &o->fo.stall_ns) < 0 ||
-                o->fo.stall_ns > (uint64_t)INT32_MAX * 1000000u) {
-                cli_error(prog, "--stall-timeout: not a duration: '%s'", optarg);
+            if (cli_opt_stall_timeout(prog, optarg, &o->fo.stall_ns) < 0)
                 return -1;
-            }
             break;
         case 'h': usage(stdout); exit(CLI_EXIT_OK);
         case 'V': cli_version_exit(prog);
@@ -672,9 +640,10 @@ int main(int argc, char **argv)
         goto done;
     }
     if (o.follow && !cli_is_stream(argv[optind])) {
-        dump_follow_cb cb = { &d, follow_chunk, follow_event };
+        cli_follow_cb cb = { .ctx = &d, .chunk = follow_chunk,
+                             .event = follow_event };
         d.until = UINT64_MAX;
-        status = dump_follow(prog, argv[optind], &o.fo, &cb, d.out);
+        status = cli_follow(prog, argv[optind], &o.fo, &cb);
         goto done;
     }
     if (o.follow) {
@@ -713,9 +682,9 @@ done:
     dump_render_free(d.render);
     cli_debug_free(dbg);
     cli_buf_free(&d.buf);
+    cli_evview_free(&d.view);
     cli_map_free(&d.types);
     cli_map_free(&d.threads);
-    free(d.tf);
     cli_patterns_free(o.events);
     cli_threads_free(o.threads);
     return status;

@@ -3,9 +3,9 @@
  * (tools/export/export.h): distinct frames and stacks, CPU time per thread and
  * stack, with failed and lost CPU as pseudo-stacks.
  *
- * Like rec-cpu, field indexes are resolved by name from each chunk's
- * metadata, and caches keyed by entry pointers are emptied when the chunk
- * changes (pointers are only valid within a chunk).
+ * Like rec-cpu, fields are read through the view of each chunk (cli.h),
+ * and caches keyed by entry pointers are emptied when the chunk changes
+ * (pointers are only valid within a chunk).
  */
 #include <config.h>
 
@@ -164,24 +164,9 @@ static long pseudo_stack(xp_profile *p, const char *s)
 
 /* ---- reading --------------------------------------------------------- */
 
-enum ekind { K_OTHER, K_SAMPLE, K_LOST, K_MODULE, K_SETTINGS, K_JITNAME };
-
-/* The event types the exports fold and the fields they read, by kind. */
-static const cli_kind kinds[] = {
-    [K_SAMPLE] = { "CPUTimeSample", { "eventThread", "samplingPeriod",
-                                      "failed", "biased", "stackTrace" } },
-    [K_LOST] = { "CPUTimeSampleLost", { "eventThread", "lostSamples",
-                                        "lostTime", "reason" } },
-    [K_MODULE] = { "ModuleLoad", { "module" } },
-    [K_SETTINGS] = { "RecordingSettings", { "samplingPeriod" } },
-    [K_JITNAME] = { "JitCodeName", { "address", "size", "name" } },
-};
-
-#define TYPE_SLOTS 64
-
 typedef struct rctx {
     xp_profile *p;
-    cli_type_slot types[TYPE_SLOTS];
+    cli_evview view;
     cli_map threads;            /* Thread entry -> thread index + 1 (0 no) */
     cli_map stacks;             /* StackTrace entry -> stack id */
     cli_map frames;             /* Frame entry -> frame id */
@@ -190,60 +175,38 @@ typedef struct rctx {
     uint64_t since, until;
 } rctx;
 
-static const cli_type_slot *lookup_type(rctx *c, const rec_type *type)
+/* String index of a String field (inline or a pool reference); 0 when
+ * null or absent. */
+static long entry_string(rctx *c, const rec_entry *e, long f)
 {
-    return cli_type_lookup(c->types, TYPE_SLOTS, type, kinds,
-                           sizeof kinds / sizeof *kinds);
+    const char *s;
+    size_t n;
+    if (!cli_entry_text(&c->view, e, f, &s, &n))
+        return 0;
+    return intern_n(c->p, s, n);
 }
 
-
-/* Field of a pool entry by name (types are few: a lookup per use is
- * cheap next to the caches that make it rare). */
-static bool entry_field(const rec_entry *e, const char *name, rec_value *v)
+static uint64_t entry_uint(const rec_entry *e, long f)
 {
-    const rec_type *t = rec_entry_type(e);
-    long f = t ? rec_type_field_index(t, name) : -1;
-    return f >= 0 && rec_entry_get(e, (size_t)f, v) == 0;
-}
-
-/* String index of a String-typed field (inline or a pool reference); 0
- * when null or missing. */
-static long entry_string(xp_profile *p, const rec_entry *e, const char *name)
-{
-    rec_value v;
-    if (!entry_field(e, name, &v))
-        return 0;
-    if (v.kind == REC_REF && v.v.ref.entry
-        && !entry_field(v.v.ref.entry, "value", &v))
-        return 0;
-    if (v.kind != REC_STRING)
-        return 0;
-    return intern_n(p, v.v.str.s, v.v.str.len);
-}
-
-static uint64_t entry_uint(const rec_entry *e, const char *name)
-{
-    rec_value v;
     uint64_t u = 0;
-    if (entry_field(e, name, &v))
-        cli_value_uint(&v, &u);
+    cli_entry_uint(e, f, &u);
     return u;
 }
 
-static long event_thread(rctx *c, const rec_value *vals, long f)
+static long event_thread(rctx *c, const rec_entry *e)
 {
-    if (f < 0 || vals[f].kind != REC_REF || !vals[f].v.ref.entry)
+    if (!e)
         return -1;
-    const rec_entry *e = vals[f].v.ref.entry;
     uint32_t i = xp_map_get(&c->threads, (uintptr_t)e);
     if (i != UINT32_MAX)
         return (long)i - 1;
     xp_profile *p = c->p;
-    rec_value v;
+    cli_thread_info ti;
     long idx = -1;
-    uint64_t tid, pid = entry_uint(e, "processId");
-    if (entry_field(e, "osThreadId", &v) && cli_value_uint(&v, &tid)) {
-        long name = entry_string(p, e, "name");
+    cli_evview_thread(&c->view, e, &ti);
+    uint64_t tid = ti.tid, pid = ti.pid;
+    if (ti.have_tid) {
+        long name = ti.name ? intern_n(p, ti.name, ti.name_len) : 0;
         if (name < 0)
             return name;
         const char *nm = xp_str(p, (uint32_t)name);
@@ -282,24 +245,24 @@ static long frame_of(rctx *c, const rec_entry *e)
     if (i != UINT32_MAX)
         return i;
     xp_profile *p = c->p;
+    const cli_evtype *ft = cli_evview_entry(&c->view, e);
     xp_frame f = { 0 };
     long s;
-    rec_value v;
-    if ((s = entry_string(p, e, "function")) < 0)
+    if ((s = entry_string(c, e, ft->function)) < 0)
         return s;
     f.func = (uint32_t)s;
-    if ((s = entry_string(p, e, "module")) < 0)
+    if ((s = entry_string(c, e, ft->module)) < 0)
         return s;
     f.module = (uint32_t)s;
-    if ((s = entry_string(p, e, "file")) < 0)
+    if ((s = entry_string(c, e, ft->file)) < 0)
         return s;
     f.file = (uint32_t)s;
-    f.offset = entry_uint(e, "offset");
-    uint64_t line = entry_uint(e, "line");
+    f.offset = entry_uint(e, ft->offset);
+    uint64_t line = entry_uint(e, ft->line);
     f.line = line > UINT32_MAX ? 0 : (uint32_t)line;
-    if (entry_field(e, "inlined", &v) && v.kind == REC_BOOL && v.v.b)
+    if (cli_entry_bool(e, ft->inlined))
         f.flags |= XP_F_INLINED;
-    if ((s = entry_string(p, e, "kind")) < 0)
+    if ((s = entry_string(c, e, ft->frame_kind)) < 0)
         return s;
     if (s && strcmp(xp_str(p, (uint32_t)s), "python") == 0) {
         /* Shown as "qualname (file.py:12)", and grouped by its file as a
@@ -344,10 +307,8 @@ static long stack_of(rctx *c, const rec_entry *e)
     uint32_t i = xp_map_get(&c->stacks, (uintptr_t)e);
     if (i != UINT32_MAX)
         return i;
-    rec_value v;
-    size_t n = 0;
-    if (entry_field(e, "frames", &v) && v.kind == REC_ARRAY)
-        n = v.v.array.n;
+    const rec_value *items = NULL;
+    size_t n = cli_evview_frames(&c->view, e, &items);
     if (n + 1 > c->cap_scratch) {
         c->cap_scratch = n + 1;
         c->scratch = cli_xrealloc(c->scratch, (n + 1) * sizeof *c->scratch);
@@ -355,7 +316,7 @@ static long stack_of(rctx *c, const rec_entry *e)
     size_t k = 0;
     /* A stack the walk cut short, for a reason the recording gives, is
      * rooted at "[partial: REASON]" rather than passed off as whole. */
-    int why = cli_stack_partial(e);
+    int why = cli_evview_partial(&c->view, e);
     if (why >= 0 && why < CLI_PARTIAL_N - 2 && n) {
         char name[64];
         snprintf(name, sizeof name, "[partial: %s]", cli_partial_names[why]);
@@ -366,7 +327,7 @@ static long stack_of(rctx *c, const rec_entry *e)
     }
     /* Innermost first in the recording; root first here. */
     for (size_t j = n; j-- > 0;) {
-        const rec_value *it = &v.v.array.items[j];
+        const rec_value *it = &items[j];
         if (it->kind != REC_REF || !it->v.ref.entry)
             continue;
         long f = frame_of(c, it->v.ref.entry);
@@ -381,13 +342,14 @@ static long stack_of(rctx *c, const rec_entry *e)
     return id;
 }
 
-static int add_module(rctx *c, const rec_value *vals, long f)
+static int add_module(rctx *c, const rec_entry *e)
 {
-    if (f < 0 || vals[f].kind != REC_REF || !vals[f].v.ref.entry)
+    if (!e)
         return 0;
-    const rec_entry *e = vals[f].v.ref.entry;
     xp_profile *p = c->p;
-    long path = entry_string(p, e, "path"), bid = entry_string(p, e, "buildId");
+    const cli_evtype *mt = cli_evview_entry(&c->view, e);
+    long path = entry_string(c, e, mt->path);
+    long bid = entry_string(c, e, mt->build_id);
     if (path < 0 || bid < 0)
         return REC_ENOMEM;
     if (p->opt.debug && path && bid) {
@@ -404,7 +366,7 @@ static int add_module(rctx *c, const rec_value *vals, long f)
                                   * sizeof *p->modules);
     }
     p->modules[p->nmodules] = (xp_module){ (uint32_t)path, (uint32_t)bid,
-        entry_uint(e, "baseAddress"), entry_uint(e, "size") };
+        entry_uint(e, mt->base), entry_uint(e, mt->size) };
     return cli_map_put(&p->module_index, (uint64_t)path + 1,
                        (uint32_t)p->nmodules++);
 }
@@ -412,30 +374,27 @@ static int add_module(rctx *c, const rec_value *vals, long f)
 static int fold(rctx *c, const rec_event *ev)
 {
     xp_profile *p = c->p;
-    const cli_type_slot *s = lookup_type(c, rec_event_type(ev));
-    if (s->kind == K_OTHER)
-        return 0;
+    const cli_evtype *s = cli_evview_event(&c->view, ev);
     const rec_value *vals = rec_event_values(ev);
     uint64_t ts = rec_event_time_ns(ev), a, b;
-    if (s->kind == K_MODULE)
-        return add_module(c, vals, s->f[0]);
-    if (s->kind == K_SETTINGS) {
-        if (!p->period_ns && cli_field_uint(vals, s->f[0], &a))
+    const char *why;
+    size_t wn;
+    switch (s->kind) {
+    case CLI_EV_MODULE_LOAD:
+        return add_module(c, cli_ev_ref(vals, s->module));
+    case CLI_EV_SETTINGS:
+        if (!p->period_ns && cli_ev_uint(vals, s->period, &a))
             p->period_ns = a;
         return 0;
-    }
-    if (s->kind == K_JITNAME) {
+    case CLI_EV_JIT_NAME: {
         /* Kept for the end of the file: its samples came first. */
-        const rec_value *nv = s->f[2] >= 0 ? &vals[s->f[2]] : NULL;
-        rec_value v;
         long name;
-        if (!cli_field_uint(vals, s->f[0], &a) || !cli_field_uint(vals, s->f[1], &b) ||
-            !nv || nv->kind != REC_REF || !nv->v.ref.entry ||
-            !entry_field(nv->v.ref.entry, "value", &v) || v.kind != REC_STRING) {
+        if (!cli_ev_uint(vals, s->address, &a) || !cli_ev_uint(vals, s->size, &b) ||
+            !cli_ev_text(&c->view, vals, s->name, &why, &wn)) {
             p->skipped++;
             return 0;
         }
-        if ((name = intern_n(p, v.v.str.s, v.v.str.len)) < 0)
+        if ((name = intern_n(p, why, wn)) < 0)
             return (int)name;
         if (p->njit == p->capjit) {
             p->capjit = p->capjit ? 2 * p->capjit : 64;
@@ -444,9 +403,15 @@ static int fold(rctx *c, const rec_event *ev)
         p->jit[p->njit++] = (struct xp_jitname){ a, a + b, (uint32_t)name };
         return 0;
     }
+    case CLI_EV_SAMPLE:
+    case CLI_EV_LOST:
+        break;
+    default:
+        return 0;
+    }
     if (ts < c->since || ts >= c->until)
         return 0;
-    long t = event_thread(c, vals, s->f[0]);
+    long t = event_thread(c, cli_ev_ref(vals, s->thread));
     if (t == -2)
         return 0;               /* filtered out */
     if (t < 0) {
@@ -457,45 +422,36 @@ static int fold(rctx *c, const rec_event *ev)
     }
     xp_event e = { .thread = (uint32_t)t, .ts_ns = ts };
     long st;
-    if (s->kind == K_SAMPLE) {
-        if (!cli_field_uint(vals, s->f[1], &a)) {
+    if (s->kind == CLI_EV_SAMPLE) {
+        if (!cli_ev_uint(vals, s->period, &a)) {
             p->skipped++;
             return 0;
         }
         e.kind = XP_SAMPLE;
         e.ns = a;
         e.count = 1;
-        e.failed = cli_field_bool(vals, s->f[2]);
-        e.biased = cli_field_bool(vals, s->f[3]);
-        long f = s->f[4];
+        e.failed = cli_ev_bool(vals, s->failed);
+        e.biased = cli_ev_bool(vals, s->biased);
+        const rec_entry *se = cli_ev_ref(vals, s->stack);
         if (e.failed)
             st = pseudo_stack(p, "[failed]");
-        else if (f >= 0 && vals[f].kind == REC_REF && vals[f].v.ref.entry)
-            st = stack_of(c, vals[f].v.ref.entry);
+        else if (se)
+            st = stack_of(c, se);
         else
             st = pseudo_stack(p, "[no stack]");
         p->sampled_ns += a;
         p->samples++;
     } else {
-        if (!cli_field_uint(vals, s->f[1], &a))
+        if (!cli_ev_uint(vals, s->lost_samples, &a))
             a = 0;
-        if (!cli_field_uint(vals, s->f[2], &b))
+        if (!cli_ev_uint(vals, s->lost_time, &b))
             b = 0;
         e.kind = XP_LOST;
         e.ns = b;
         e.count = a;
-        const char *why = "unknown";
-        size_t wn = 7;
-        long f = s->f[3];
-        rec_value v;
-        if (f >= 0 && vals[f].kind == REC_REF && vals[f].v.ref.entry
-            && entry_field(vals[f].v.ref.entry, "value", &v)
-            && v.kind == REC_STRING) {
-            why = v.v.str.s;
-            wn = v.v.str.len;
-        } else if (f >= 0 && vals[f].kind == REC_STRING) {
-            why = vals[f].v.str.s;
-            wn = vals[f].v.str.len;
+        if (!cli_ev_text(&c->view, vals, s->reason, &why, &wn)) {
+            why = "unknown";
+            wn = 7;
         }
         char buf[128];
         snprintf(buf, sizeof buf, "[lost: %.*s]", (int)(wn < 100 ? wn : 100),
@@ -558,7 +514,7 @@ int xp_read(xp_profile *p, const char *prog, const char *path)
     bool first = true;
     while ((rc = rec_reader_next(r, &ev)) > 0) {
         if (cli_chunk_changed(r, &last, &info)) {
-            memset(c.types, 0, sizeof c.types);
+            cli_evview_reset(&c.view);
             cli_map_clear(&c.threads);
             cli_map_clear(&c.stacks);
             cli_map_clear(&c.frames);
@@ -588,6 +544,7 @@ int xp_read(xp_profile *p, const char *prog, const char *path)
                  path, p->skipped);
     p->skipped = 0;
     rec_reader_close(r);
+    cli_evview_free(&c.view);
     cli_map_free(&c.threads);
     cli_map_free(&c.stacks);
     cli_map_free(&c.frames);

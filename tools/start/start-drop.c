@@ -48,6 +48,8 @@ typedef struct copier {
     rec_stream *st;
     const rec_type *lost;       /* CPUTimeSampleLost of the chunk's schema */
     const rec_type *thread;     /* Thread of the chunk's schema */
+    cli_evview view;            /* of the chunk */
+    const cli_evtype *lt;       /* lost, resolved */
     rec_id reason;
     uint64_t tps;
     acc *acc;
@@ -56,32 +58,11 @@ typedef struct copier {
     int err;
 } copier;
 
-/* Field f of ev (or of entry e) by name; kind REC_NULL if absent. */
-static rec_value field(const rec_event *ev, const rec_entry *e,
-                       const char *name)
-{
-    rec_value v = { .kind = REC_NULL };
-    const rec_type *t = ev ? rec_event_type(ev) : rec_entry_type(e);
-    long i = rec_type_field_index(t, name);
-    if (i >= 0) {
-        int rc = ev ? rec_event_get(ev, (size_t)i, &v)
-                    : rec_entry_get(e, (size_t)i, &v);
-        if (rc < 0)
-            v.kind = REC_NULL;
-    }
-    return v;
-}
-
-static uint64_t u(const rec_event *ev, const rec_entry *e, const char *name)
-{
-    rec_value v = field(ev, e, name);
-    return v.kind == REC_UINT ? v.v.u : 0;
-}
-
 /* A ticks field as CLOCK_MONOTONIC ns (what rec_emit_values() takes). */
-static uint64_t ns(const copier *c, const rec_event *ev, const char *name)
+static uint64_t ns(const copier *c, const rec_value *vals, long f)
 {
-    uint64_t t = u(ev, NULL, name);
+    uint64_t t = 0;
+    cli_ev_uint(vals, f, &t);
     return (uint64_t)((unsigned __int128)t * 1000000000u / c->tps);
 }
 
@@ -107,12 +88,10 @@ static rec_value blank(const rec_field_info *f)
     return v;                   /* a reference stays null: refused */
 }
 
-static void put(const rec_type *t, rec_value *vals, const char *name,
-                rec_value v)
+static void put(rec_value *vals, long f, rec_value v)
 {
-    long i = rec_type_field_index(t, name);
-    if (i >= 0)
-        vals[i] = v;
+    if (f >= 0)
+        vals[f] = v;
 }
 
 /* The thread's dropped samples so far, as one loss event. */
@@ -129,13 +108,14 @@ static void emit_loss(copier *c, acc *a)
     }
     for (size_t i = 0; i < n; i++)
         vals[i] = blank(rec_type_field(t, i));
-    put(t, vals, "eventThread", (rec_value){ .kind = REC_REF,
+    put(vals, c->lt->thread, (rec_value){ .kind = REC_REF,
         .v.ref = { .entry = NULL, .id = a->thread } });
-    put(t, vals, "lostSamples", (rec_value){ .kind = REC_UINT, .v.u = a->samples });
-    put(t, vals, "lostTime", (rec_value){ .kind = REC_UINT, .v.u = a->ns });
-    put(t, vals, "reason", (rec_value){ .kind = REC_REF,
+    put(vals, c->lt->lost_samples, (rec_value){ .kind = REC_UINT,
+        .v.u = a->samples });
+    put(vals, c->lt->lost_time, (rec_value){ .kind = REC_UINT, .v.u = a->ns });
+    put(vals, c->lt->reason, (rec_value){ .kind = REC_REF,
         .v.ref = { .entry = NULL, .id = c->reason } });
-    put(t, vals, "startTime", (rec_value){ .kind = REC_UINT,
+    put(vals, c->lt->start_time, (rec_value){ .kind = REC_UINT,
         .v.u = a->last_ns });
     if (rec_emit_values(c->st, t, vals) < 0)
         c->err = -1;
@@ -156,12 +136,12 @@ static int intern_blank(copier *c, const rec_type *t, rec_id *id)
     return rec_intern_values(c->w, t, vals, id) < 0 ? -1 : 0;
 }
 
-static acc *acc_of(copier *c, const rec_event *ev)
+static acc *acc_of(copier *c, const rec_value *vals, long f)
 {
-    rec_value v = field(ev, NULL, "eventThread");
-    const rec_entry *e = v.kind == REC_REF ? v.v.ref.entry : NULL;
-    uint64_t tid = e ? u(NULL, e, "osThreadId") : 0;
-    uint64_t pid = e ? u(NULL, e, "processId") : 0;
+    const rec_entry *e = cli_ev_ref(vals, f);
+    cli_thread_info ti;
+    cli_evview_thread(&c->view, e, &ti);
+    uint64_t tid = ti.tid, pid = ti.pid;
     for (size_t i = 0; i < c->nacc; i++)
         if (c->acc[i].tid == tid && c->acc[i].pid == pid)
             return &c->acc[i];
@@ -187,22 +167,25 @@ static acc *acc_of(copier *c, const rec_event *ev)
 /* One event of the dropped chunk into the replacement. */
 static void copy_event(copier *c, const rec_event *ev)
 {
-    const char *n = rec_type_name(rec_event_type(ev));
+    const cli_evtype *t = cli_evview_event(&c->view, ev);
+    const rec_value *vals = rec_event_values(ev);
+    uint64_t p = 0;
 
-    if (!strcmp(n, "CPUTimeSample")) {
-        acc *a = acc_of(c, ev);
+    if (t->kind == CLI_EV_SAMPLE) {
+        acc *a = acc_of(c, vals, t->thread);
         if (!a) {
             c->err = -1;
             return;
         }
         a->samples++;
-        a->ns += u(ev, NULL, "samplingPeriod");
-        a->last_ns = ns(c, ev, "startTime");
+        cli_ev_uint(vals, t->period, &p);
+        a->ns += p;
+        a->last_ns = ns(c, vals, t->start_time);
         return;
     }
-    if (!strcmp(n, "ThreadEnd")) {
+    if (t->kind == CLI_EV_THREAD_END) {
         /* The thread's losses come before its end, as the sampler's do. */
-        acc *a = acc_of(c, ev);
+        acc *a = acc_of(c, vals, t->thread);
         if (a)
             emit_loss(c, a);
     }
@@ -297,6 +280,7 @@ int start_drop_chunk(int mfd, uint64_t off, uint8_t **out, size_t *outlen,
     rc = -1;
     c.lost = rec_reader_type_by_name(r, "CPUTimeSampleLost");
     c.thread = rec_reader_type_by_name(r, "Thread");
+    c.lt = cli_evview_type(&c.view, c.lost);
     if (intern_reason(&c, r) < 0 || rec_stream_open(c.w, &c.st) < 0)
         goto out;
     while (rec_reader_next(r, &ev) > 0) {
@@ -331,6 +315,7 @@ out:
     else if (wfd >= 0)
         close(wfd);
     rec_reader_close(r);
+    cli_evview_free(&c.view);
     free(c.acc);
     return rc;
 }
@@ -348,7 +333,13 @@ void start_drop_tally(const uint8_t *buf, size_t len, start_tally *t)
     }
     if (rec_reader_open_fd(&r, fd, "stream", 0) < 0)
         return;
-    while (rec_reader_next(r, &ev) > 0)
-        start_tally_event(t, ev);
+    cli_evview view = { 0 };
+    uint64_t chunk = UINT64_MAX;
+    while (rec_reader_next(r, &ev) > 0) {
+        if (cli_chunk_changed(r, &chunk, NULL))
+            cli_evview_reset(&view);
+        start_tally_event(t, &view, ev);
+    }
+    cli_evview_free(&view);
     rec_reader_close(r);
 }

@@ -31,48 +31,30 @@ static const char *prog = "rec-start";
 
 void start_account(const char *path, start_accounted *a)
 {
-    enum { K_OTHER, K_SAMPLE, K_LOST, K_USAGE, K_SETTINGS };
-    static const cli_kind kinds[] = {
-        [K_OTHER] = { NULL, { NULL } },
-        [K_SAMPLE] = { "CPUTimeSample", { "samplingPeriod" } },
-        [K_LOST] = { "CPUTimeSampleLost", { "lostTime" } },
-        [K_USAGE] = { "ProcessUsage", { "samplerCpuTime" } },
-        [K_SETTINGS] = { "RecordingSettings", { "samplingPeriod" } },
-    };
-    cli_type_slot slots[16];
+    cli_evview view = { 0 };
     uint64_t chunk = UINT64_MAX, v;
-    rec_chunk_info info;
     const rec_event *ev;
     rec_reader *r;
 
     if (rec_reader_open(&r, path, 0) < 0)
         return;
-    memset(slots, 0, sizeof slots);
     while (rec_reader_next(r, &ev) > 0) {
-        const cli_type_slot *s;
-        const rec_value *vals;
-        if (cli_chunk_changed(r, &chunk, &info))
-            memset(slots, 0, sizeof slots);
-        s = cli_type_lookup(slots, 16, rec_event_type(ev), kinds,
-                            sizeof kinds / sizeof kinds[0]);
-        if (!s || s->kind == K_OTHER)
+        if (cli_chunk_changed(r, &chunk, NULL))
+            cli_evview_reset(&view);
+        const cli_evtype *t = cli_evview_event(&view, ev);
+        long f = t->kind == CLI_EV_SAMPLE || t->kind == CLI_EV_SETTINGS
+                 ? t->period : t->kind == CLI_EV_LOST ? t->lost_time
+                 : t->kind == CLI_EV_USAGE ? t->sampler_time : -1;
+        if (!cli_ev_uint(rec_event_values(ev), f, &v))
             continue;
-        vals = rec_event_values(ev);
-        if (!cli_field_uint(vals, s->f[0], &v))
-            continue;
-        switch (s->kind) {
-        case K_SAMPLE:
-        case K_LOST:
-            a->cpu_ns += v;
-            break;
-        case K_USAGE:
-            a->sampler_ns += v;
-            break;
-        case K_SETTINGS:
+        if (t->kind == CLI_EV_SETTINGS)
             a->period_ns = v;
-            break;
-        }
+        else if (t->kind == CLI_EV_USAGE)
+            a->sampler_ns += v;
+        else
+            a->cpu_ns += v;
     }
+    cli_evview_free(&view);
     rec_reader_close(r);
 }
 

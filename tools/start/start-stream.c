@@ -193,11 +193,13 @@ bool start_tally_chunk(start_tally *t, int fd, uint64_t off)
     }
     if (rec_reader_open_fd(&r, rfd, "stream", 0) < 0)
         return true;
+    cli_evview view = { 0 };
     while (rec_reader_next(r, &ev) > 0) {
         if (rec_reader_chunk(r, &ci) < 0 || ci.offset != off)
             break;
-        start_tally_event(t, ev);
+        start_tally_event(t, &view, ev);
     }
+    cli_evview_free(&view);
     if (rec_reader_chunk(r, &ci) == 0 && ci.offset == off && !ci.finished)
         finished = false;
     rec_reader_close(r);

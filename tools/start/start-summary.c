@@ -24,37 +24,48 @@ static const char *prog = "rec-start";
 void start_tally_init(start_tally *t)
 {
     memset(t, 0, sizeof *t);
-    t->lost_field = -1;
     t->losses = cli_losses_new();
 }
 
-void start_tally_event(start_tally *t, const rec_event *ev)
+void start_tally_event(start_tally *t, cli_evview *view, const rec_event *ev)
 {
-    const rec_type *ty = rec_event_type(ev);
-    uint32_t id = rec_type_id(ty);
+    const cli_evtype *c = cli_evview_event(view, ev);
+    const rec_value *vals = rec_event_values(ev);
+    uint64_t n;
     if (t->losses)
-        cli_losses_event(t->losses, ev);
-    if (id == REC_TYPE_CPUTimeSample) {
+        cli_losses_event(t->losses, view, ev);
+    if (c->kind == CLI_EV_SAMPLE) {
         t->samples++;
-    } else if (id == REC_TYPE_RecordingSettings) {
+    } else if (c->kind == CLI_EV_SETTINGS) {
         /* The engine of the last recording in the file (exec). */
-        if (cli_event_string(ev, "engine", t->engine, sizeof t->engine)) {
-            if (!cli_event_string(ev, "engineNote", t->note, sizeof t->note))
+        if (cli_ev_text_copy(view, vals, c->engine, t->engine,
+                             sizeof t->engine)) {
+            if (!cli_ev_text_copy(view, vals, c->engine_note, t->note,
+                                  sizeof t->note))
                 t->note[0] = '\0';
         } else {
             t->engine[0] = t->note[0] = '\0';
         }
-    } else if (id == REC_TYPE_CPUTimeSampleLost) {
-        rec_value v;
-        if (ty != t->lost_type) {
-            t->lost_type = ty;
-            t->lost_field = rec_type_field_index(ty, "lostSamples");
-        }
-        if (t->lost_field >= 0 &&
-            rec_event_get(ev, (size_t)t->lost_field, &v) == 0 &&
-            v.kind == REC_UINT)
-            t->lost += v.v.u;
+    } else if (c->kind == CLI_EV_LOST &&
+               cli_ev_uint(vals, c->lost_samples, &n)) {
+        t->lost += n;
     }
+}
+
+/* Tally the events r has left; the last rec_reader_next() result. */
+static int tally_rest(start_tally *t, rec_reader *r)
+{
+    cli_evview view = { 0 };
+    uint64_t chunk = UINT64_MAX;
+    const rec_event *ev;
+    int rc;
+    while ((rc = rec_reader_next(r, &ev)) > 0) {
+        if (cli_chunk_changed(r, &chunk, NULL))
+            cli_evview_reset(&view);
+        start_tally_event(t, &view, ev);
+    }
+    cli_evview_free(&view);
+    return rc;
 }
 
 void start_tally_print(start_tally *t, const char *path, uint64_t bytes,
@@ -88,7 +99,6 @@ void start_summarize(const char *path, bool signaled, bool sealed,
                      const char *why, start_total *tot)
 {
     rec_reader *r;
-    const rec_event *ev;
     start_tally t;
     struct stat st;
     int rc;
@@ -104,8 +114,7 @@ void start_summarize(const char *path, bool signaled, bool sealed,
         return;
     }
     start_tally_init(&t);
-    while ((rc = rec_reader_next(r, &ev)) > 0)
-        start_tally_event(&t, ev);
+    rc = tally_rest(&t, r);
     start_tally_print(&t, path, (uint64_t)st.st_size,
             rc < 0 ? " (damaged: read up to the damage)"
             : rec_reader_warning(r) ? (signaled ? " (unfinished: read up to the "
@@ -147,25 +156,27 @@ static bool of_this_run(const char *path, const char *run_id, start_total *tot)
     start_tally tally;
     if (rec_reader_open(&r, path, 0) < 0)
         return false;
+    cli_evview view = { 0 };
+    uint64_t chunk = UINT64_MAX;
     for (unsigned n = 0; n < 10000 && rec_reader_next(r, &ev) > 0; n++) {
-        const rec_type *t = rec_event_type(ev);
-        if (rec_type_id(t) == REC_TYPE_CPUTimeSample)
+        if (cli_chunk_changed(r, &chunk, NULL))
+            cli_evview_reset(&view);
+        const cli_evtype *c = cli_evview_event(&view, ev);
+        const char *id;
+        size_t len;
+        if (c->kind == CLI_EV_SAMPLE)
             tot->samples++;        /* before its ProcessInfo: rare */
-        if (rec_type_id(t) != REC_TYPE_ProcessInfo)
+        if (c->kind != CLI_EV_PROCESS)
             continue;
-        long f = rec_type_field_index(t, "runId");
-        rec_value v;
-        if (f >= 0 && rec_event_get(ev, (size_t)f, &v) == 0 &&
-            v.kind == REC_REF && v.v.ref.entry &&
-            rec_entry_get(v.v.ref.entry, 0, &v) == 0 &&
-            v.kind == REC_STRING && v.v.str.len == strlen(run_id))
-            ours = memcmp(v.v.str.s, run_id, v.v.str.len) == 0;
+        if (cli_ev_text(&view, rec_event_values(ev), c->run_id, &id, &len) &&
+            len == strlen(run_id))
+            ours = memcmp(id, run_id, len) == 0;
         break;
     }
+    cli_evview_free(&view);
     if (ours) {
         start_tally_init(&tally);
-        while (rec_reader_next(r, &ev) > 0)
-            start_tally_event(&tally, ev);
+        tally_rest(&tally, r);
         tot->samples += tally.samples;
         tot->lost += tally.lost;
         if (stat(path, &st) == 0)

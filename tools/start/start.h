@@ -10,6 +10,8 @@
 #include <sys/types.h>
 #include <rec/record.h>
 
+#include "cli.h"
+
 /* Results; each maps to rec-start's exit status. */
 #define START_ERROR       (-1)   /* exit 1 */
 #define START_UNSUPPORTED (-2)   /* exit 1: static, setuid, foreign ELF */
@@ -73,11 +75,10 @@ typedef struct start_tally {
     uint64_t samples, lost;
     char engine[64], note[256];
     struct cli_losses *losses;
-    const rec_type *lost_type;
-    long lost_field;
 } start_tally;
 void start_tally_init(start_tally *t);
-void start_tally_event(start_tally *t, const rec_event *ev);
+/* One event, read through the view of its chunk. */
+void start_tally_event(start_tally *t, cli_evview *view, const rec_event *ev);
 /* "PATH: N samples, M lost, K KiB[, engine E]STATE[; stopped early: WHY]"
  * and the loss line. */
 void start_tally_print(start_tally *t, const char *path, uint64_t bytes,

@@ -18,8 +18,6 @@
 
 static const char prog[] = "rec-summary";
 
-enum kind { K_OTHER, K_SAMPLE, K_LOST };
-
 struct type_stat {          /* per event type name, over the file */
     char *name;
     uint64_t count, bytes;
@@ -30,13 +28,6 @@ struct thread_stat {        /* per OS thread id, over the file */
     char *name;
     uint64_t ok, failed, biased, lost;
     uint64_t sampled_ns, lost_ns;
-};
-
-/* Facts about a rec_type of the current chunk, looked up once. */
-struct type_cache {
-    size_t stat;            /* index in types */
-    enum kind kind;
-    long thread, period, failed, biased, lost, lost_time;
 };
 
 struct summary {
@@ -57,12 +48,11 @@ struct summary {
     cli_map tid_map;         /* tid + 1 -> index in threads */
 
     /* per chunk */
-    cli_map tc_map;          /* rec_type* -> index in tc */
-    struct type_cache *tc;
-    size_t ntc, captc;
+    cli_evview view;
+    cli_map tc_map;          /* rec_type* -> index in types */
     cli_map entry_map;       /* Thread rec_entry* -> index in threads */
     const rec_type *last_type;
-    struct type_cache *last_tc;
+    size_t last_stat;
     const rec_entry *last_entry;
     size_t last_thread;
     bool have_ticks;
@@ -113,33 +103,20 @@ static size_t type_stat(struct summary *s, const char *name)
     return s->ntypes++;
 }
 
-static struct type_cache *type_cache(struct summary *s, const rec_type *t)
+/* The index in types of t's name, looked up once per chunk. */
+static size_t stat_of(struct summary *s, const rec_type *t)
 {
     uint32_t idx;
-    if (cli_map_get(&s->tc_map, (uintptr_t)t, &idx))
-        return &s->tc[idx];
-    if (s->ntc == s->captc) {
-        s->captc = s->captc ? s->captc * 2 : 16;
-        s->tc = cli_xrealloc(s->tc, s->captc * sizeof *s->tc);
+    if (t == s->last_type)
+        return s->last_stat;
+    if (!cli_map_get(&s->tc_map, (uintptr_t)t, &idx)) {
+        const char *name = rec_type_name(t);
+        idx = (uint32_t)type_stat(s, name ? name : "?");
+        cli_map_xput(&s->tc_map, (uintptr_t)t, idx);
     }
-    struct type_cache *c = &s->tc[s->ntc];
-    const char *name = rec_type_name(t);
-    c->stat = type_stat(s, name ? name : "?");
-    c->kind = K_OTHER;
-    if (name && strcmp(name, "CPUTimeSample") == 0)
-        c->kind = K_SAMPLE;
-    else if (name && strcmp(name, "CPUTimeSampleLost") == 0)
-        c->kind = K_LOST;
-    c->thread = rec_type_field_index(t, "eventThread");
-    c->period = rec_type_field_index(t, "samplingPeriod");
-    c->failed = rec_type_field_index(t, "failed");
-    c->biased = rec_type_field_index(t, "biased");
-    c->lost = rec_type_field_index(t, "lostSamples");
-    c->lost_time = rec_type_field_index(t, "lostTime");
-    if (c->thread < 0)
-        c->kind = K_OTHER;
-    cli_map_xput(&s->tc_map, (uintptr_t)t, (uint32_t)s->ntc);
-    return &s->tc[s->ntc++];
+    s->last_type = t;
+    s->last_stat = idx;
+    return idx;
 }
 
 static void end_of_chunk(struct summary *s, const rec_chunk_info *info)
@@ -170,9 +147,9 @@ static void new_chunk(struct summary *s, const rec_reader *r,
                       const rec_chunk_info *info)
 {
     cli_map_clear(&s->tc_map);
+    cli_evview_reset(&s->view);
     chunk_events_end(s);
     cli_map_clear(&s->entry_map);
-    s->ntc = 0;
     s->last_type = NULL;
     s->last_entry = NULL;
     s->have_ticks = false;
@@ -193,21 +170,6 @@ static void new_chunk(struct summary *s, const rec_reader *r,
     }
 }
 
-/* vals: rec_event_values(); f: an index of the event's type, or -1. */
-static uint64_t get_uint(const rec_value *vals, long f)
-{
-    if (f < 0)
-        return 0;
-    const rec_value *v = &vals[f];
-    return v->kind == REC_UINT ? v->v.u : v->kind == REC_INT && v->v.i > 0 ?
-           (uint64_t)v->v.i : 0;
-}
-
-static bool get_bool(const rec_value *vals, long f)
-{
-    return f >= 0 && vals[f].kind == REC_BOOL && vals[f].v.b;
-}
-
 static struct thread_stat *thread_of(struct summary *s, const rec_entry *e)
 {
     uint32_t idx;
@@ -218,24 +180,9 @@ static struct thread_stat *thread_of(struct summary *s, const rec_entry *e)
         s->last_thread = idx;
         return &s->threads[idx];
     }
-    const rec_type *t = rec_entry_type(e);
-    long itid = t ? rec_type_field_index(t, "osThreadId") : -1;
-    long iname = t ? rec_type_field_index(t, "name") : -1;
-    uint64_t tid = 0;
-    const char *name = NULL;
-    size_t name_len = 0;
-    rec_value v;
-    if (itid >= 0 && rec_entry_get(e, (size_t)itid, &v) == 0 && v.kind == REC_UINT)
-        tid = v.v.u;
-    if (iname >= 0 && rec_entry_get(e, (size_t)iname, &v) == 0) {
-        if (v.kind == REC_REF && v.v.ref.entry &&
-            rec_entry_get(v.v.ref.entry, 0, &v) < 0)
-            v.kind = REC_NULL;
-        if (v.kind == REC_STRING) {
-            name = v.v.str.s;
-            name_len = v.v.str.len;
-        }
-    }
+    cli_thread_info ti;
+    cli_evview_thread(&s->view, e, &ti);
+    uint64_t tid = ti.tid;
     /* tid + 1 keeps the key non-NULL; the unlikely tid UINT64_MAX shares
      * the slot of tid 0... which a kernel never hands out either. */
     const void *key = (const void *)(uintptr_t)(tid + 1 ? tid + 1 : 1);
@@ -249,10 +196,10 @@ static struct thread_stat *thread_of(struct summary *s, const rec_entry *e)
         cli_map_xput(&s->tid_map, (uintptr_t)key, (uint32_t)idx);
     }
     struct thread_stat *ts = &s->threads[idx];
-    if (name) {
+    if (ti.name) {
         /* The most recent name wins (threads rename themselves). */
         free(ts->name);
-        ts->name = xstrndup(name, name_len);
+        ts->name = xstrndup(ti.name, ti.name_len);
     }
     cli_map_xput(&s->entry_map, (uintptr_t)e, (uint32_t)idx);
     s->last_entry = e;
@@ -262,44 +209,40 @@ static struct thread_stat *thread_of(struct summary *s, const rec_entry *e)
 
 static void account(struct summary *s, const rec_event *ev)
 {
-    const rec_type *t = rec_event_type(ev);
-    struct type_cache *c;
-    if (!t)
+    const cli_evtype *c = cli_evview_event(&s->view, ev);
+    const rec_value *vals = rec_event_values(ev);
+    const rec_entry *th;
+    if (!c->type)
         return;
-    if (t == s->last_type) {
-        c = s->last_tc;
-    } else {
-        c = type_cache(s, t);
-        s->last_type = t;
-        s->last_tc = c;
-    }
-    s->types[c->stat].count++;
-    s->types[c->stat].bytes += rec_event_bytes(ev);
-    if (c->kind == K_OTHER) {
-        if (!strcmp(s->types[c->stat].name, "RecordingSettings") &&
-            cli_event_string(ev, "engine", s->engine, sizeof s->engine) &&
-            !cli_event_string(ev, "engineNote", s->engine_note,
+    size_t stat = stat_of(s, c->type);
+    s->types[stat].count++;
+    s->types[stat].bytes += rec_event_bytes(ev);
+    if (c->kind == CLI_EV_SETTINGS) {
+        if (cli_ev_text_copy(&s->view, vals, c->engine, s->engine,
+                             sizeof s->engine) &&
+            !cli_ev_text_copy(&s->view, vals, c->engine_note, s->engine_note,
                               sizeof s->engine_note))
             s->engine_note[0] = '\0';
         return;
     }
-    /* The field indexes are the type's (c->thread >= 0 unless K_OTHER):
-     * read the values in place rather than through rec_event_get(). */
-    const rec_value *vals = rec_event_values(ev);
-    const rec_value *th = &vals[c->thread];
-    if (th->kind != REC_REF || !th->v.ref.entry)
+    if ((c->kind != CLI_EV_SAMPLE && c->kind != CLI_EV_LOST) ||
+        !(th = cli_ev_ref(vals, c->thread)))
         return;
-    struct thread_stat *ts = thread_of(s, th->v.ref.entry);
-    if (c->kind == K_SAMPLE) {
-        if (get_bool(vals, c->failed))
+    struct thread_stat *ts = thread_of(s, th);
+    uint64_t ns = 0, n = 0;
+    if (c->kind == CLI_EV_SAMPLE) {
+        if (cli_ev_bool(vals, c->failed))
             ts->failed++;
         else
             ts->ok++;
-        ts->biased += get_bool(vals, c->biased);
-        ts->sampled_ns += get_uint(vals, c->period);
+        ts->biased += cli_ev_bool(vals, c->biased);
+        cli_ev_uint(vals, c->period, &ns);
+        ts->sampled_ns += ns;
     } else {
-        ts->lost += get_uint(vals, c->lost);
-        ts->lost_ns += get_uint(vals, c->lost_time);
+        cli_ev_uint(vals, c->lost_samples, &n);
+        cli_ev_uint(vals, c->lost_time, &ns);
+        ts->lost += n;
+        ts->lost_ns += ns;
     }
 }
 
@@ -501,7 +444,7 @@ static void summary_free(struct summary *s)
         free(s->threads[i].name);
     free(s->types);
     free(s->threads);
-    free(s->tc);
+    cli_evview_free(&s->view);
     cli_map_free(&s->tid_map);
     cli_map_free(&s->tc_map);
     cli_map_free(&s->entry_map);
@@ -549,7 +492,7 @@ static int summarize(const char *path, bool json, const struct window *w)
         s.events++;
         account(&s, ev);
         if (s.losses)
-            cli_losses_event(s.losses, ev);
+            cli_losses_event(s.losses, &s.view, ev);
         int64_t t = (int64_t)rec_event_ticks(ev);
         if (!s.have_ticks || t > s.max_ticks) {
             s.max_ticks = t;

@@ -1,25 +1,48 @@
 /*
- * tools/dump-follow.c - rec-dump --follow: prints events as each flush of
- * the writer lands (librecord's rec_follow), one line each, flushed per
- * line so that a pipeline sees every event at once; saves and resumes a
- * position so that a stopped follower goes on where it stopped.
+ * tools/cli/cli-follow.c - every --follow of the tools (rec-dump, rec-cpu):
+ * one loop over librecord's rec_follow with the same ends for all. It
+ * ends cleanly (exit 0) when the recording is closed and its writer gone,
+ * or at SIGINT, SIGTERM or SIGHUP (a closed terminal); with one line and
+ * exit 1 when the writer died, the file was removed, replaced or
+ * damaged, or nothing new came within the stall timeout.
  *
- * The position is saved when the follower has caught up with the file and
- * at exit (end of stream, SIGINT, SIGTERM, SIGHUP), always after the lines
- * it covers were written out: a follower stopped that way and restarted
- * with the same file neither loses nor repeats an event. One killed
- * outright (SIGKILL) repeats the events since its last save.
+ * With a position file the position is saved when the follower has
+ * caught up with the file and at the end, always after the tool has
+ * written what the events it covers gave: a follower stopped that way and
+ * restarted with the same file neither loses nor repeats an event. One
+ * killed outright (SIGKILL) repeats the events since its last save.
  */
 #include <config.h>
 
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-#include "dump-follow.h"
+#include "cli.h"
+
+/* The longest wait: a stop signal that lands just before a wait begins
+ * is seen within it. */
+#define SLICE_MS 250
+
+static volatile sig_atomic_t follow_stop;
+
+static void on_follow_stop(int sig)
+{
+    follow_stop = sig;
+}
+
+static void catch_stops(void)
+{
+    static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
+    struct sigaction sa;
+
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_follow_stop;
+    sigemptyset(&sa.sa_mask);
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+        sigaction(sigs[i], &sa, NULL);
+}
 
 static int read_position(const char *prog, const char *file, char *buf, size_t len)
 {
@@ -56,14 +79,8 @@ static int save_position(const char *prog, const char *file, rec_follow *f)
     return 0;
 }
 
-static int out_error(const char *prog)
-{
-    cli_error(prog, "output: %s", strerror(errno));
-    return CLI_EXIT_DATA;
-}
-
-int dump_follow(const char *prog, const char *path, const dump_follow_opts *o,
-                const dump_follow_cb *cb, FILE *out)
+int cli_follow(const char *prog, const char *path, const cli_follow_opts *o,
+               const cli_follow_cb *cb)
 {
     char pos[REC_FOLLOW_POSITION_MAX];
     rec_follow_options fo;
@@ -71,7 +88,6 @@ int dump_follow(const char *prog, const char *path, const dump_follow_opts *o,
     const rec_event *ev;
     uint64_t last_chunk = UINT64_MAX;
     rec_chunk_info info;
-    cli_buf line = { 0 };
     int status = CLI_EXIT_OK, rc;
 
     rec_follow_options_init(&fo);
@@ -87,21 +103,21 @@ int dump_follow(const char *prog, const char *path, const dump_follow_opts *o,
         }
     }
     if ((rc = rec_follow_open(&f, path, &fo)) < 0) {
-        if (rc == REC_EINVAL)
+        if (rc == REC_EINVAL && fo.position)
             cli_error(prog, "%s: not a saved position: '%s'",
                       o->position_file, pos);
         else
             cli_error(prog, "%s: %s", path, rec_strerror(rc));
         return CLI_EXIT_DATA;
     }
-    cli_follow_catch_stops();
+    catch_stops();
 
-    /* Save once caught up (a zero timeout says so), then wait in slices:
-     * a signal interrupts the wait, or lands before it and is seen within
-     * a slice. */
+    /* Save once caught up (a zero timeout says so), then wait in slices,
+     * or until the tool has something due. */
     int timeout = 0;
-    while (!cli_follow_stopped()) {
-        rc = rec_follow_next(f, &ev, timeout);
+    while (!follow_stop) {
+        int due = cb->due ? cb->due(cb->ctx) : -1;
+        rc = rec_follow_next(f, &ev, due >= 0 && due < timeout ? due : timeout);
         if (rc == REC_EAGAIN) {
             if (timeout == 0) {
                 if (o->position_file &&
@@ -109,25 +125,23 @@ int dump_follow(const char *prog, const char *path, const dump_follow_opts *o,
                     status = CLI_EXIT_DATA;
                     break;
                 }
-                timeout = 250;
+                timeout = SLICE_MS;
             }
             continue;
         }
         if (rc <= 0)
             break;
         timeout = 0;
-        rec_reader *r = rec_follow_reader(f);
-        if (cli_chunk_changed(r, &last_chunk, &info))
+        if (cb->chunk &&
+            cli_chunk_changed(rec_follow_reader(f), &last_chunk, &info))
             cb->chunk(cb->ctx, &info);
-        line.len = 0;
-        if (!cb->event(cb->ctx, ev, &line))
-            continue;
-        cli_buf_addc(&line, '\n');
-        if (cli_buf_flush(&line, out) < 0 || fflush(out) != 0) {
-            status = out_error(prog);
+        if (cb->event(cb->ctx, ev) < 0) {
+            status = CLI_EXIT_DATA;
             break;
         }
     }
+    if (cb->end)
+        cb->end(cb->ctx);
     if (status == CLI_EXIT_OK && rc < 0 && rc != REC_EAGAIN) {
         const char *m = rec_follow_message(f);
         cli_error(prog, "%s", m ? m : rec_strerror(rc));
@@ -136,6 +150,5 @@ int dump_follow(const char *prog, const char *path, const dump_follow_opts *o,
     if (o->position_file && save_position(prog, o->position_file, f) < 0)
         status = CLI_EXIT_DATA;
     rec_follow_close(f);
-    cli_buf_free(&line);
     return status;
 }
