@@ -345,6 +345,12 @@ static void on_signal(int sig, siginfo_t *si, void *ucv)
     if (!atomic_load(&recs__g.running))
         goto out;   /* not in K either: the stop counts it undelivered */
     recs__signal_rearm(t, si);
+    if (t->adopted) {
+        struct timespec cpu;
+        if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu) == 0)
+            atomic_store_explicit(&t->seen_cpu, (uint64_t)cpu.tv_sec * 1000000000u +
+                                  (uint64_t)cpu.tv_nsec, memory_order_relaxed);
+    }
     if (!(n = recs__signal_periods(t, si)))
         goto out;   /* its periods are in an earlier sample */
     period = atomic_load_explicit(&t->period_ns, memory_order_relaxed) * n;

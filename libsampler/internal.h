@@ -185,6 +185,9 @@ typedef struct recs__thread {
     uint64_t py_seen[3];           /* Python's thread state and data stack
                                       chunk (start, end) the kernel last
                                       read (python.c) */
+    _Atomic uint64_t seen_cpu;     /* adopted thread: its CPU clock at its
+                                      last signal (its end, within a period,
+                                      if it ends between two looks) */
     _Atomic uint64_t seen_sp;      /* adopted thread without stack bounds:
                                       a stack pointer its handler saw, for
                                       the sampler thread to find them */

@@ -411,6 +411,11 @@ void recs__thread_pause_timer(recs__thread *t)
 {
     if (recs__engine_pause(t) == 0) {
         t->stop_cpu = recs__thread_cpu_ns(t);
+        /* An adopted thread gone since the last look (its process ends
+         * with the session): its last signal's reading. */
+        if (t->adopted && !t->stop_cpu)
+            t->stop_cpu = atomic_load(&t->seen_cpu) > t->last_cpu
+                          ? atomic_load(&t->seen_cpu) : t->last_cpu;
         t->end_ns = recs__now_ns();
         t->stopped = true;
     }
@@ -471,9 +476,9 @@ void recs__thread_link_adopted(recs__thread *t)
         recs__thread_arm(t, recs__g.period_ns);
 }
 
-/* reg_lock held: an adopted thread that /proc no longer lists. Its end
- * is its CPU clock at the last look (the clock of a thread that is gone
- * cannot be read): the expiries after it are in its samples. */
+/* reg_lock held: an adopted thread that /proc no longer lists. The clock
+ * of a thread that is gone cannot be read: its end is its CPU clock at
+ * the last look or at its last signal, whichever is later. */
 void recs__thread_reap(recs__thread *t)
 {
     atomic_store(&t->safe, 0);
@@ -485,6 +490,10 @@ void recs__thread_reap(recs__thread *t)
     }
     t->ended = true;
     t->end_ns = recs__now_ns();
+    /* The later of the last look and its last signal: what it ran after
+     * both is less than a period (else another signal had come). */
+    if (atomic_load(&t->seen_cpu) > t->last_cpu)
+        t->last_cpu = atomic_load(&t->seen_cpu);
     t->end_cpu = t->stopped ? t->stop_cpu : t->last_cpu;
     recs__thread_close_arming(t, t->end_cpu);
     memcpy(t->name, t->ref_name, sizeof t->name);

@@ -78,13 +78,38 @@ ok $? "rec-cpu reads it"
 bad=$(jq '[.threads[] | select(.differenceWithinBound | not)] | length' "$TMP/cpu.json")
 [ "$bad" = 0 ]
 ok $? "every thread's sampled CPU matches the kernel's for the window"
-[ $? -eq 0 ] || jq -c '.threads[] | [.osThreadId, .sampledCpuTime, .measuredCpuTime]' "$TMP/cpu.json" | diag_file /dev/stdin
+if [ $? -ne 0 ]; then
+    jq -c '.threads[] | [.osThreadId, .sampledCpuTime, .measuredCpuTime]' "$TMP/cpu.json" >"$TMP/diag"
+    diag_file "$TMP/diag"
+fi
 # The workers ran before the attach: their ThreadStart holds that CPU time,
 # the baseline the comparison above started from.
 busy=$("$REC_DUMP" --ndjson --events ThreadStart "$TMP/demo.rec" 2>/dev/null |
        jq -s '[.[] | select(.cpuTime > 0 and .eventThread.name != "demo")] | length')
 [ "$busy" -ge 3 ]
 ok $? "the workers' CPU clocks were read at the attach, as the window's start ($busy)"
+
+# 1b. Threads that end while recorded, then the whole process: each one's
+#     end is known within a period though /proc no longer lists it.
+"$WORKLOADS/demo" 2 >"$TMP/end.out" 2>&1 &
+pid=$!
+sleep 0.3
+"$REC_START" -q -p $pid --duration 20s -o "$TMP/end.rec" 2>"$TMP/err"
+st=$?
+expect_status 0 "a process that ends while recorded"
+wait $pid
+st=$?
+expect_status 0 "it ends as without us"
+"$REC_DUMP" --ndjson "$TMP/end.rec" >/dev/null 2>"$TMP/err"
+ok $? "its recording is complete (finished at its exit)"
+"$REC_CPU" --json "$TMP/end.rec" >"$TMP/cpu.json" 2>"$TMP/err"
+bad=$(jq '[.threads[] | select(.differenceWithinBound == false)] | length' "$TMP/cpu.json")
+[ "$bad" = 0 ]
+ok $? "every thread that ended has its figure within a period of the kernel's"
+if [ $? -ne 0 ]; then
+    jq -c '.threads[] | [.osThreadId, .sampledCpuTime, .measuredCpuTime]' "$TMP/cpu.json" >"$TMP/diag"
+    diag_file "$TMP/diag"
+fi
 
 # 2. A process asleep in read(): the read goes on, and reads the line once.
 mkfifo "$TMP/in.fifo"
