@@ -10,7 +10,7 @@
  *                              built as the sampler does at start
  *   unwind-cost python [DEPTH [LIB]]
  *                              the same walk, then the Python frames' walk
- *                              (python.c), from inside DEPTH Python calls
+ *                              (unwind-python.c), from inside DEPTH Python calls
  *                              of libpython LIB (loaded here; Debian's
  *                              libpython3.11 unless given): ns per walk
  *                              each, median of 5
@@ -20,8 +20,8 @@
  */
 #include <config.h>
 #include "internal.h"
-#include "fpwalk.h"
-#include "python.h"
+#include "unwind-fp.h"
+#include "unwind-python.h"
 #include "unwind.h"
 
 #include <dlfcn.h>

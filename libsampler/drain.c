@@ -2,13 +2,13 @@
  * libsampler/drain.c - the drain: take every thread's queue, lost counters
  * and lifecycle news under reg_lock (copies only), then, outside it, turn
  * them into events: ThreadStart, CPUTimeSample (stacks resolved through
- * stacks.c), CPUTimeSampleLost per reason, ThreadEnd. Runs with drain_lock
+ * drain-stacks.c), CPUTimeSampleLost per reason, ThreadEnd. Runs with drain_lock
  * held, in the sampler thread, in recs_drain() or at the end of a session.
  */
 #include <config.h>
 #include "internal.h"
-#include "fpwalk.h"
-#include "symbols.h"
+#include "unwind-fp.h"
+#include "sym.h"
 
 #include <sched.h>
 #include <stdlib.h>
@@ -101,7 +101,7 @@ static void resolve_refs(titem *it)
 }
 
 /* Threads that block the sampling signal for real (a raw rt_sigprocmask
- * that sigmask.c could not see): looked for at most once a second and at
+ * that hook-sigmask.c could not see): looked for at most once a second and at
  * the final drain. A thread whose signals arrived since the last look is
  * not blocking them, and one that has not run a period since cannot have
  * missed one: only the others cost a read of their /proc status (tens of

@@ -159,7 +159,7 @@ static int perf_create(recs__thread *t, uint64_t period_ns)
 /* The first call arms the event for one overflow (the handler re-arms
  * it, see perf_rearm); later ones change its period (the next
  * overflow is then a whole period away: what was run of the old one is
- * carried by the arming's origin, see thread.c). */
+ * carried by the arming's origin, see session-thread.c). */
 static int perf_set_period(recs__thread *t, uint64_t period_ns,
                            uint64_t first_ns)
 {
@@ -167,7 +167,7 @@ static int perf_set_period(recs__thread *t, uint64_t period_ns,
         return REC_EIO;
     if (!t->perf_armed && first_ns && first_ns < period_ns) {
         /* The first arming: a random first phase, as for a timer (see
-         * thread.c first_phase); the first signal sets the whole period
+         * session-thread.c first_phase); the first signal sets the whole period
          * (perf_rearm). */
         uint64_t p = first_ns;
         if (ioctl(t->perf_fd, PERF_EVENT_IOC_PERIOD, &p) != 0)

@@ -2,7 +2,7 @@
  * libsampler/handler.c - the code that runs in signal context: the sampling
  * signal handler, the forwarding of the program's own signals, and the
  * handler that finishes the recording on SIGTERM, SIGINT and SIGHUP. The
- * dispositions the program sets and sees are disposition.c's.
+ * dispositions the program sets and sees are hook-sigaction.c's.
  *
  * Our handler for the sampling signal stays installed once set (a timer
  * signal still pending after a stop must not take the default action,
@@ -24,8 +24,8 @@
  */
 #include <config.h>
 #include "internal.h"
-#include "python.h"
-#include "fpwalk.h"
+#include "unwind-python.h"
+#include "unwind-fp.h"
 #include "unwind.h"
 #include "recenv.h"
 
@@ -161,7 +161,7 @@ static void reraise_default(int sig)
     sigemptyset(&set);
     sigaddset(&set, sig);
     pthread_sigmask(SIG_UNBLOCK, &set, NULL);
-    /* The kernel's, not our raise() (sigwait.c), which would forward the
+    /* The kernel's, not our raise() (hook-sigwait.c), which would forward the
      * sampling signal back here. */
     syscall(SYS_tgkill, getpid(), recs__gettid(), sig);
 }
@@ -177,7 +177,7 @@ static void forward(int sig, siginfo_t *si, void *ucv)
     struct sigaction pa;
     sigset_t old, m;
 
-    /* The program's view of its mask blocks it (sigmask.c): later. */
+    /* The program's view of its mask blocks it (hook-sigmask.c): later. */
     if (recs__sigmask_defer(sig, si))
         return;
     prog_load(&pa);
@@ -213,7 +213,7 @@ static void forward(int sig, siginfo_t *si, void *ucv)
 }
 
 /* Signal-safe. The program's own instance of the sampling signal, taken
- * from the pending set by its raise() (sigwait.c): delivered as the
+ * from the pending set by its raise() (hook-sigwait.c): delivered as the
  * kernel would have, uc holding the caller's context. */
 void recs__forward(int sig, siginfo_t *si, void *uc)
 {
@@ -221,7 +221,7 @@ void recs__forward(int sig, siginfo_t *si, void *uc)
 }
 
 /* Signal-safe. The Python frames after r's native ones, in the room the
- * queue has left (python.h); sp..hi where the thread's stack is known. */
+ * queue has left (unwind-python.h); sp..hi where the thread's stack is known. */
 static void add_python(recs__thread *t, recs__request *r, uint64_t sp,
                        uint64_t hi)
 {
@@ -355,7 +355,7 @@ static void on_signal(int sig, siginfo_t *si, void *ucv)
         goto out;   /* its periods are in an earlier sample */
     period = atomic_load_explicit(&t->period_ns, memory_order_relaxed) * n;
     /* Every expiry that becomes a sample or a lost count below is in K,
-     * so that only the others are counted undelivered (thread.c). */
+     * so that only the others are counted undelivered (session-thread.c). */
     atomic_fetch_add_explicit(&t->expiries, n, memory_order_relaxed);
     if (!atomic_load(&t->safe)) {
         recs__thread_add_lost(t, RECS_LOST_UNSAFE, 1, period);
@@ -371,7 +371,7 @@ static void on_signal(int sig, siginfo_t *si, void *ucv)
         recs__thread_add_lost(t, RECS_LOST_FULL, 1, period);
         goto out;
     }
-    /* Taken as a wrapped handler began (disposition.c): the CPU time is
+    /* Taken as a wrapped handler began (hook-sigaction.c): the CPU time is
      * the code's that signal interrupted. */
     fill_request(t, r, si, (const ucontext_t *)(recs__wrap_uc ? recs__wrap_uc
                                                               : ucv), period);
@@ -399,7 +399,7 @@ int recs__install_handler(int signo)
 
     if (recs__g.signo == signo) {
         struct sigaction cur;
-        /* Attached again (attach.c): between two sessions the program
+        /* Attached again (session-attach.c): between two sessions the program
          * may have set a handler of its own, behind a library whose
          * interposers it never reached. Ours goes back in front of it. */
         if (!recs__g.attached ||

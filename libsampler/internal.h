@@ -2,79 +2,91 @@
  * libsampler/internal.h - state shared by the sampler's files. Nothing here
  * is exported (libsampler.map); internal functions are recs__*.
  *
- * Signal context (code a timer signal, or a program's handler calling an
- * async-signal-safe function, may run; tagged "Signal-safe."):
- *   handler.c   the handler, the forwarding of the program's signals,
- *               the fatal-signal path
- *   fpwalk.c    the bounds-checked frame-pointer walk, and the walk of
- *               a stack that is not the thread's (a goroutine's) read
- *               through process_vm_readv (recs__read_self, which the
- *               Python walk uses too)
- *   unwind-walk.c  the CFI walk over the current unwind set
- *               (unwind-mods.c publishes it, JIT code's ranges included)
- *   python.c    the walk of the thread's Python frames (recs__py_walk;
- *               python.h, py-layouts.h)
- *   engine-timer.c, engine-perf.c  each engine's periods and rearm hooks
- *               (recs__engine_ops)
- *   queue.h     the per-thread request queue and its tri-state lock
- *   sigwait.c   sigwait/sigtimedwait/signalfd: our signals kept from the
- *               program's waits; raise/pthread_kill of the sampling signal
- *               to oneself delivered exactly once
- *   sigmask.c   the program's signal mask: the sampling signal kept open,
- *               the program's view of its mask kept per thread (waits
- *               with a mask, the long jumps)
- *   disposition.c  sigaction & co.: the dispositions the program sets and
- *               sees for the signals rec uses; the wrapper of handlers
- *               whose sa_mask holds the sampling signal, and the one of
- *               handlers of the signals rec-start forwards (a forwarded
- *               copy of a signal the process got itself dropped:
- *               recs__forwarded_copy in handler.c)
- *   exit.c      _exit, _Exit, exit_group: the sampler thread finishes the
- *               recording while the exiting thread waits
- *               (recs__finish_by_sampler in sampler.c)
- *   status.c    recs__write_quiet: writes that never raise SIGPIPE;
- *               recs__warn_safe, recs__put_u64
- *   preload.c   the exec family's interposers up to the exec (the
- *               environment of the next image, the stop handed over)
- * Threads and sessions:
- *   thread.c    per-thread state, registration, armings, teardown
- *   engine.c, engine-timer.c, engine-perf.c   the signal's source per
- *               thread: a CPU-time timer or a perf_event, one table of
- *               operations each (engine.h)
- *   preload.c   LD_PRELOAD entry: constructor, pthread_create, fork, exec
- *   sampler.c   start/stop of a recording, the sampler thread
- *   config.c    a session's options: recs_options or the REC_* variables
- *   throttle.c  the period grammar ("10ms", "500/s") and the rate rule
- *   recenv.h    the REC_* environment shared with rec-start
- *   env.c       the environment a process that is not recorded passes on
- *   fds.c       the descriptors rec owns; closefrom/close_range around them
- *   output.c    recording files: exclusive, 0600, relative to a dir fd
- *   status.c    one-line messages (recs__warn), rec-start's status pipe,
- *               a failed write said at once and the recording ended
- * Turning requests into events (sampler thread, drain_lock held):
- *   drain.c     queues and lost counters -> ThreadStart, CPUTimeSample,
- *               CPUTimeSampleLost, ThreadEnd
- *   stacks.c    request -> StackTrace (leaf correction, dedup cache)
- *   emit.c      events that describe the recording (settings, process, CPU)
- *   untracked.c threads the library never knew, read from /proc
- *   symbols.c, sym-elf.c, sym-table.c, sym-dwarf.c, sym-cfi.c   the
- *               registry's modules named: their files and debug files, ELF
- *               symbol tables, DWARF lines and inlines, the CFI leaf rule
- *               (symbols.h, sym-internal.h)
- *   dwload.c    libdw, libelf, liblzma loaded on first use (dwload.h)
- *   jit.c       code of no module: the executable mappings no file backs,
- *               and the names of the runtime's perf map (jit.h)
- *   python.c    the interpreter found (recs__py_detect)
- *   sym-python.c  a Python frame named from its code object
- * Modules and their tables (sampler thread, outside the handler):
- *   modules.c   what a loaded module's program headers say (build-id)
- *   unwind-mods.c  the module registry: the one walk of the loader's
- *               list (under uw_lock, which a fork waits for), the set the
- *               handler's walk reads, and its tables, built when a walk
- *               first needs one (unwind.h); the symbolizer's modules
- *   unwind-build.c  .eh_frame and .debug_frame -> a table
- *   cache.c, unwind-cache.c   unwind and symbol tables shared across
- *               processes by build-id (cache.h)
+ * The files, by prefix. "S" marks the ones that run in signal context
+ * (code a timer signal, or a program's handler calling an async-signal-
+ * safe function, may run): their functions that do are tagged
+ * "Signal-safe.".
+ *
+ * The handler (S):
+ *   handler.c        the sampling handler, the forwarding of the program's
+ *                    signals, the fatal-signal path
+ *   queue.h          the per-thread request queue and its tri-state lock
+ * hook-: the interposers, what the program calls and we see first
+ * (reached only when the library is preloaded or linked, not attached):
+ *   hook-preload.c   S: the constructor (REC_* from the environment),
+ *                    pthread_create, fork, exec and spawn (the exec family
+ *                    up to the exec is S: the next image's environment,
+ *                    the stop handed over)
+ *   hook-sigaction.c S: sigaction & co.: the dispositions the program sets
+ *                    and sees for rec's signals; the wrapper of handlers
+ *                    whose sa_mask holds the sampling signal, and of the
+ *                    handlers of the signals rec-start forwards
+ *   hook-sigmask.c   S: the sampling signal kept open, the program's view
+ *                    of its mask kept per thread (waits with a mask, the
+ *                    long jumps)
+ *   hook-sigwait.c   S: our signals kept from the program's waits;
+ *                    raise/pthread_kill of the sampling signal to oneself
+ *                    delivered exactly once
+ *   hook-exit.c      S: _exit, _Exit, exit_group: the sampler thread
+ *                    finishes the recording while the exiting thread waits
+ *                    (recs__finish_by_sampler in session.c)
+ *   hook-fds.c       the descriptors rec owns; closefrom/close_range
+ *   hook-names.c     thread renames, so that names are read again
+ *   hook-env.c       the environment a process that is not recorded
+ *                    passes on
+ * engine-: the signal's source per thread, one table of operations each
+ * (engine.h):
+ *   engine.c         the dispatch to the session's engine
+ *   engine-timer.c   S (periods, rearm): a CPU-time POSIX timer
+ *   engine-perf.c    S (periods, rearm): a perf_event task clock
+ * unwind-: the stack walk and the tables it reads (unwind.h):
+ *   unwind-walk.c    S: the CFI walk over the current unwind set
+ *   unwind-fp.c      S: the bounds-checked frame-pointer walk, and the walk
+ *                    of a stack that is not the thread's (a goroutine's)
+ *                    through process_vm_readv (recs__read_self)
+ *   unwind-python.c  S: the walk of the thread's Python frames
+ *                    (recs__py_walk); the interpreter found
+ *                    (recs__py_detect) (unwind-python.h,
+ *                    unwind-py-layouts.h)
+ *   unwind-mods.c    the module registry: the one walk of the loader's
+ *                    list (under uw_lock, which a fork waits for), the set
+ *                    the handler's walk reads, JIT code's ranges included,
+ *                    its tables built when a walk first needs one; the
+ *                    symbolizer's modules come from it
+ *   unwind-modinfo.c what a loaded module's program headers say (build-id)
+ *   unwind-build.c   .eh_frame and .debug_frame -> a table
+ *   unwind-cache.c, cache.c   tables shared across processes by build-id
+ *                    (cache.h)
+ * sym-: naming frames, on the sampler thread (sym.h, sym-internal.h):
+ *   sym-map.c        the registry's modules named, the pc -> Frame cache
+ *   sym-elf.c, sym-table.c, sym-dwarf.c, sym-cfi.c   a module's files and
+ *                    debug files, ELF symbol tables, DWARF lines and
+ *                    inlines, the CFI leaf rule
+ *   sym-dwload.c     libdw, libelf, liblzma loaded on first use
+ *   sym-jit.c        code of no module: perf maps and jitdump files, names
+ *                    as they were at each sample's time (sym-jit.h)
+ *   sym-python.c, sym-py-lines.c   a Python frame named from its code
+ *                    object, its line from the line table
+ * session: a recording, its threads and its settings:
+ *   session.c        start/stop of a recording, the sampler thread
+ *   session-thread.c per-thread state, registration, armings, teardown
+ *   session-attach.c rec-start -p: the process entered late, its threads
+ *                    adopted from /proc, the detach
+ *   session-config.c a session's options: recs_options or REC_* lines
+ *   session-throttle.c the period grammar ("10ms", "500/s") and the rate
+ *                    rule (also rec-start's)
+ *   session-output.c recording files: exclusive, 0600, relative to a dir
+ *   session-status.c S (recs__write_quiet, recs__warn_safe,
+ *                    recs__put_u64); one-line messages, rec-start's status
+ *                    pipe, a failed write said at once
+ *   recenv.h         the REC_* settings shared with rec-start
+ * drain-: requests into events (sampler thread, drain_lock held):
+ *   drain.c          queues and lost counters -> ThreadStart,
+ *                    CPUTimeSample, CPUTimeSampleLost, ThreadEnd
+ *   drain-stacks.c   request -> StackTrace (leaf correction, dedup cache)
+ *   drain-emit.c     events that describe the recording (settings,
+ *                    process, CPU)
+ *   drain-untracked.c threads the library never knew, read from /proc
  */
 #ifndef RECS_INTERNAL_H
 #define RECS_INTERNAL_H
@@ -96,7 +108,7 @@
 #include <rec/record.h>
 #include "rec/sampler.h"
 #include "queue.h"
-#include "throttle.h"
+#include "session-throttle.h"
 #include "engine.h"
 
 #define RECS_DEFAULT_DEPTH   64
@@ -173,7 +185,7 @@ typedef struct recs__thread {
     /* K: expiries accounted since the timer was armed (sum of overrun + 1
      * over the signals that became a sample or a lost count). Written by
      * the handler on this thread and by this thread's exit path, read (and
-     * reset) under reg_lock; see thread.c for the ordering relied on. */
+     * reset) under reg_lock; see session-thread.c for the ordering relied on. */
     _Atomic uint64_t expiries;
     /* perf engine: the arming's origin (arm_cpu, for the handler) and the
      * fd its signals carry in si_fd (kept after the close, for a signal
@@ -184,7 +196,7 @@ typedef struct recs__thread {
                                       first one until its first signal */
     uint64_t py_seen[3];           /* Python's thread state and data stack
                                       chunk (start, end) the kernel last
-                                      read (python.c) */
+                                      read (unwind-python.c) */
     _Atomic uint64_t seen_cpu;     /* adopted thread: its CPU clock at its
                                       last signal (its end, within a period,
                                       if it ends between two looks) */
@@ -221,7 +233,7 @@ typedef struct recs__thread {
     bool ended;                    /* exited; on the dead list */
     uint64_t end_ns, end_cpu;
     char name[16];                 /* at exit (prctl PR_GET_NAME) */
-    /* Adopted (attach.c): a thread that was running when the sampler was
+    /* Adopted (session-attach.c): a thread that was running when the sampler was
      * attached, or that started without our pthread_create; known by its
      * tid and its start time in clock ticks (/proc, field 22), reaped when
      * /proc no longer lists it. */
@@ -332,7 +344,7 @@ typedef struct recs__global {
     struct rusage usage_base;      /* attached: the process's usage at the
                                       attach, taken from ProcessUsage's */
     bool attached;                 /* loaded into a running process by
-                                      rec-start -p (attach.c) */
+                                      rec-start -p (session-attach.c) */
     int ctl_fd;                    /* attached: rec-start's control FIFO,
                                       whose end ends the session, or -1 */
     _Atomic pid_t sampler_tid;
@@ -342,7 +354,7 @@ typedef struct recs__global {
 } recs__global;
 
 extern recs__global recs__g;
-/* Its initial state (sampler.c; the tests that link parts of the library
+/* Its initial state (session.c; the tests that link parts of the library
  * without it define their own). */
 #define RECS_GLOBAL_INIT {                                                   \
     .ctl_lock = PTHREAD_MUTEX_INITIALIZER,                                  \
@@ -355,17 +367,17 @@ extern recs__global recs__g;
 }
 extern char recs__timer_cookie;   /* si_value of our timers' signals */
 
-/* attach.c */
+/* session-attach.c */
 recs__thread *recs__adopted(pid_t tid);            /* Signal-safe. */
 bool recs__attach_poll(void);                      /* sampler thread */
 void recs__attach_release(void);                   /* sampler thread */
 
-/* thread.c */
+/* session-thread.c */
 recs__thread *recs__thread_new(pid_t parent_tid);   /* caller thread */
 void recs__thread_register(recs__thread *t);        /* link + arm if running */
 void recs__thread_exit(void);                      /* caller thread */
 void recs__thread_free(recs__thread *t);
-recs__thread *recs__thread_adopt(pid_t tid, uint64_t start);  /* attach.c */
+recs__thread *recs__thread_adopt(pid_t tid, uint64_t start);  /* session-attach.c */
 void recs__thread_link_adopted(recs__thread *t);   /* reg_lock held */
 void recs__thread_reap(recs__thread *t);           /* reg_lock held */
 void recs__thread_forget(recs__thread *t);         /* reg_lock held */
@@ -427,7 +439,7 @@ static inline void recs__signal_rearm(recs__thread *t, const siginfo_t *si)
  * reach an unresolved one, and so dlsym, from a signal handler. */
 #define RECS_RESOLVER __attribute__((constructor(101)))
 
-/* disposition.c: the context a wrapped handler's signal interrupted,
+/* hook-sigaction.c: the context a wrapped handler's signal interrupted,
  * while the wrapper takes the sampling signals pending at its entry. */
 extern __thread const void *recs__wrap_uc
     __attribute__((tls_model("initial-exec")));
@@ -479,14 +491,14 @@ uint64_t recs__drain_locked(bool final);
 void recs__jit_warnings(void);
 void recs__chunk_modules(void);
 
-/* sampler.c */
+/* session.c */
 int  recs__start_config(const recs__config *cfg);
 int  recs__stop(bool from_sampler, bool bounded);
 int  recs__finish_by_sampler(void);                /* Signal-safe. */
 void recs__session_reclaim(void);
 uint64_t recs__now_ns(void);
 
-/* config.c */
+/* session-config.c */
 void recs__config_free(recs__config *cfg);
 int  recs__config_from_env(recs__config *cfg, char *err, size_t errlen);
 int  recs__config_from_vars(recs__config *cfg,
@@ -495,14 +507,14 @@ int  recs__config_from_vars(recs__config *cfg,
 int  recs__config_from_options(recs__config *cfg, const recs_options *o);
 int  recs__config_copy(recs__config *dst, const recs__config *src);
 
-/* fds.c: descriptors the sampler owns survive the program's closefrom()
+/* hook-fds.c: descriptors the sampler owns survive the program's closefrom()
  * and close_range(). */
 #define RECS_MAX_OWNED_FDS 16
 int  recs__fd_own(int fd);
 void recs__fd_disown(int fd);
 bool recs__fd_owned(int fd);
-/* sigmask.c: posix_spawn with the child's mask as the program sees its
- * own (preload.c's posix_spawn interposers call it). */
+/* hook-sigmask.c: posix_spawn with the child's mask as the program sees its
+ * own (hook-preload.c's posix_spawn interposers call it). */
 #include <spawn.h>
 typedef int (*recs__spawn_fn)(pid_t *, const char *,
                               const posix_spawn_file_actions_t *,
@@ -515,12 +527,12 @@ int recs__sigmask_spawn(recs__spawn_fn real, pid_t *pid, const char *path,
 /* close_range(first, last, flags) around every fd the sampler owns. */
 long recs__close_around(unsigned first, unsigned last, unsigned flags);
 
-/* output.c */
+/* session-output.c */
 int  recs__output_open(const recs__config *cfg, int *fd);
 void recs__output_discard(const recs__config *cfg, dev_t dev, ino_t ino);
 int  recs__parse_fd_id(const char *v, int *fd, dev_t *dev, ino_t *ino);
 
-/* status.c */
+/* session-status.c */
 void recs__warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void recs__warn_safe(const char *msg);                    /* Signal-safe. */
 /* v in decimal at p, NUL-terminated (24 bytes hold any); the end. */
@@ -533,39 +545,39 @@ ssize_t recs__write_quiet(int fd, const void *buf, size_t n);  /* Signal-safe. *
 bool recs__xfsz_pending(void);
 void recs__xfsz_take(bool was_pending);
 
-/* env.c */
+/* hook-env.c */
 size_t recs__env_strip_size(char *const envp[]);
 char **recs__env_strip(char *const envp[], void *mem);
 
-/* sigwait.c: libc's sigtimedwait, past our interposer. */
+/* hook-sigwait.c: libc's sigtimedwait, past our interposer. */
 int recs__real_sigtimedwait(const sigset_t *set, siginfo_t *si,
                             const struct timespec *timeout);
 
-/* preload.c */
+/* hook-preload.c */
 void recs__hooks_once(void);                        /* pthread_atfork */
 int  recs__real_pthread_create(pthread_t *th, const pthread_attr_t *attr,
                                void *(*fn)(void *), void *arg);
 /* The sampler's thread, created through the first pthread_create. */
 int  recs__own_pthread_create(pthread_t *th, void *(*fn)(void *), void *arg);
 
-/* untracked.c (drain_lock held) */
+/* drain-untracked.c (drain_lock held) */
 void recs__untracked_scan(void);
 void recs__untracked_poll(void);
 void recs__untracked_emit(void);
 void recs__untracked_reset(void);
-/* untracked.c, on a thread created before the registry existed */
+/* drain-untracked.c, on a thread created before the registry existed */
 void recs__untracked_early_thread(void);
 
-/* emit.c */
+/* drain-emit.c */
 void recs__emit_settings(void);
 void recs__emit_process(void);
-/* names.c: bumped by every rename rec sees. */
+/* hook-names.c: bumped by every rename rec sees. */
 extern _Atomic uint32_t recs__names_epoch;
 rec_id recs__thread_ref(recs__thread *t, bool ended, const char *name,
                         bool refresh);
 rec_id recs__thread_ref_tid(pid_t tid, const char *name);
 
-/* stacks.c */
+/* drain-stacks.c */
 int  recs__stacks_init(void);
 void recs__stacks_free(void);
 void recs__stacks_abandon(void);                    /* fork child */

@@ -26,7 +26,7 @@ enum { RECS_UNLOCKED = 0, RECS_ENQUEUE = 1, RECS_DEQUEUE = 2 };
 #define RECS_REQ_FAILED    0x01u  /* no usable context: stack is null */
 #define RECS_REQ_COMPLETE  0x04u  /* CFI walk: no frameless-leaf correction */
 #define RECS_REQ_WINDOW    0x10u  /* words[] starts with the window */
-/* Bits 8..11: why the walk ended (RECS_STOP_*, fpwalk.h); 0 at the
+/* Bits 8..11: why the walk ended (RECS_STOP_*, unwind-fp.h); 0 at the
  * thread's root. */
 #define RECS_REQ_STOP_SHIFT 8
 #define RECS_REQ_STOP_MASK  0x0f00u
@@ -47,7 +47,7 @@ typedef struct recs__request {
     uint16_t nwindow;          /* valid words of the window */
     uint16_t flags;
     uint16_t npy;              /* Python frames after the return
-                                  addresses (python.h) */
+                                  addresses (unwind-python.h) */
     uint64_t words[];
 } recs__request;
 

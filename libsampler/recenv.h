@@ -9,7 +9,7 @@
 #ifndef RECS_RECENV_H
 #define RECS_RECENV_H
 
-/* Set by rec-start, read by the sampler (sampler.c). */
+/* Set by rec-start, read by the sampler (session.c). */
 #define REC_ENV_OUTPUT          "REC_OUTPUT"          /* recording path */
 #define REC_ENV_THROTTLE        "REC_THROTTLE"        /* "10ms", "500/s" */
 #define REC_ENV_STACK_DEPTH     "REC_STACK_DEPTH"
@@ -25,7 +25,7 @@
 #define REC_ENV_RUN_ID          "REC_RUN_ID"          /* 32 hex digits */
 #define REC_ENV_CACHE_DIR       "REC_CACHE_DIR"       /* shared unwind tables
                                                          ("" or off: none) */
-/* Lifecycle, between rec-start and the sampler's instances (preload.c). */
+/* Lifecycle, between rec-start and the sampler's instances (hook-preload.c). */
 #define REC_ENV_ROOT_PID        "REC_ROOT_PID"        /* the recorded process */
 #define REC_ENV_FOLLOW_CHILDREN "REC_FOLLOW_CHILDREN" /* children recorded too */
 #define REC_ENV_APPEND          "REC_APPEND"          /* exec'd image appends */
@@ -42,12 +42,12 @@
  * group reaches the program itself, and the sampler drops the copy
  * (handler.c, recs__forwarded_copy). */
 #define REC_FORWARD_VALUE       0x72656373            /* "recs" */
-/* Attached to a running process (rec-start -p, attach.c): rec-start's
+/* Attached to a running process (rec-start -p, session-attach.c): rec-start's
  * FIFOs, passed among recs_attach()'s lines, not in any environment. */
 #define REC_ENV_ATTACH_CTL      "REC_ATTACH_CTL"      /* closed: detach */
 #define REC_ENV_ATTACH_STATUS   "REC_ATTACH_STATUS"   /* status lines */
 /* Every REC_* variable is rec's: a process that is not recorded starts
- * programs without any of them (env.c). */
+ * programs without any of them (hook-env.c). */
 #define REC_ENV_PREFIX          "REC_"
 /* Read by rec-start only. */
 #define REC_ENV_SAMPLER_LIB     "REC_SAMPLER_LIB"     /* library to preload */

@@ -3,7 +3,7 @@
  * information (.eh_frame, else .debug_frame) as libdw reads it, on the
  * architectures where the unwinder has no tables of its own (x86-64 takes
  * it from them: recs__uw_leaf_return): where the interrupted function's
- * return address is at the sampled pc (symbols.h,
+ * return address is at the sampled pc (sym.h,
  * recs__symbols_leaf_return). The caller holds the recs__symbols mutex.
  */
 #include <config.h>

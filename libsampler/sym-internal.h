@@ -1,6 +1,6 @@
 /*
  * libsampler/sym-internal.h - per-module ELF/DWARF state shared by
- * symbols.c (module map, pc cache, interning) and sym-elf.c (reading ELF
+ * sym-map.c (module map, pc cache, interning) and sym-elf.c (reading ELF
  * files lazily with elfutils). Callers hold the recs__symbols mutex.
  */
 #ifndef RECS_SYM_INTERNAL_H
@@ -13,9 +13,9 @@
 #include <gelf.h>
 #include <libelf.h>
 
-#include "dwload.h"
+#include "sym-dwload.h"
 
-#include "symbols.h"
+#include "sym.h"
 
 #define RECS_MAX_SEGMENTS 8          /* executable PT_LOADs kept per module */
 #define RECS_MAX_INLINE   16         /* inlined frames reported per pc */

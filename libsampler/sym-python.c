@@ -7,8 +7,8 @@
  */
 #include <config.h>
 #include "internal.h"
-#include "python.h"
-#include "fpwalk.h"
+#include "unwind-python.h"
+#include "unwind-fp.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -30,11 +30,11 @@
 #include "internal.h"
 #include "unwind.h"
 
-#include "fpwalk.h"
-#include "symbols.h"
+#include "unwind-fp.h"
+#include "sym.h"
 #include "cache.h"
-#include "dwload.h"
-#include "jit.h"
+#include "sym-dwload.h"
+#include "sym-jit.h"
 
 #include <fcntl.h>
 #include <gelf.h>

@@ -7,7 +7,7 @@
 #include <config.h>
 
 #include "unwind.h"
-#include "fpwalk.h"
+#include "unwind-fp.h"
 
 #include <stddef.h>
 #include <ucontext.h>

@@ -255,7 +255,7 @@ int recs__uwc_store(const char *build_id, const recs_uw_table *t);
  * set; write up to max caller pcs (innermost first; return addresses, or
  * an interrupted pc + 1 past a signal trampoline so that the usual pc - 1
  * lookup lands on it) to out. Every stack read is checked against [lo,
- * hi). *stop says why the walk ended (fpwalk.h): RECS_STOP_ROOT at the
+ * hi). *stop says why the walk ended (unwind-fp.h): RECS_STOP_ROOT at the
  * outermost frame, RECS_STOP_DEPTH when max cut a walk that could go on,
  * RECS_STOP_EARLY at a module whose table is pending (its want[] flag is
  * set), else what cut it. */

@@ -31,20 +31,20 @@ result "warnings-as-errors build" $?
 # Suppressed on purpose: alloca in the exec interposers (execl & co. may run
 # in a vfork child, where malloc is not allowed); readdir (readdir_r is
 # deprecated: a directory stream is not shared between threads here); the
-# ucontext functions in sigwait.c (the program's own raise of the sampling
+# ucontext functions in hook-sigwait.c (the program's own raise of the sampling
 # signal runs its SA_ONSTACK handler on the alternate stack, as the kernel
 # would: glibc has no other way to switch stacks); fd -1 to mmap in
-# preload.c and librecord/writer.c (what MAP_ANONYMOUS asks for:
+# hook-preload.c and librecord/writer.c (what MAP_ANONYMOUS asks for:
 # cppcheck's POSIX model knows only file mappings).
 if command -v cppcheck >/dev/null; then
     cppcheck -q --error-exitcode=1 --inline-suppr --std=c11 \
         --enable=warning,portability --suppress=missingIncludeSystem \
-        --suppress=allocaCalled:libsampler/preload.c --suppress=readdirCalled \
-        --suppress=invalidFunctionArg:libsampler/preload.c \
+        --suppress=allocaCalled:libsampler/hook-preload.c --suppress=readdirCalled \
+        --suppress=invalidFunctionArg:libsampler/hook-preload.c \
         --suppress=invalidFunctionArg:librecord/writer.c \
-        --suppress=getcontextCalled:libsampler/sigwait.c \
-        --suppress=makecontextCalled:libsampler/sigwait.c \
-        --suppress=swapcontextCalled:libsampler/sigwait.c \
+        --suppress=getcontextCalled:libsampler/hook-sigwait.c \
+        --suppress=makecontextCalled:libsampler/hook-sigwait.c \
+        --suppress=swapcontextCalled:libsampler/hook-sigwait.c \
         -I librecord -I _build-lint/librecord -I libsampler -I tools/cli \
         -D__x86_64__ -D__linux__ --library=posix \
         librecord libsampler tools schemas 2>&1 | head -60

@@ -1,5 +1,5 @@
 /*
- * scripts/py-offsets.c - prints one row of libsampler/py-layouts.h: where
+ * scripts/py-offsets.c - prints one row of libsampler/unwind-py-layouts.h: where
  * CPython keeps what the sampler reads (the thread-state key, the current
  * frame, a frame's code, caller and instruction, a code object's names and
  * line table), for the version whose internal headers it is built

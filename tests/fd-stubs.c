@@ -1,6 +1,6 @@
 /*
  * tests/fd-stubs.c - for programs built from libsampler's sources without
- * its interposers (fds.c): the shared cache (cache.c) protects the
+ * its interposers (hook-fds.c): the shared cache (cache.c) protects the
  * descriptor it writes through from the program's closefrom(); a test or
  * a benchmark has no such program.
  */

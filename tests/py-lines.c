@@ -1,6 +1,6 @@
 /*
  * tests/py-lines.c - the drain's line of each instruction
- * (libsampler/py-lines.c) against the interpreter's own, over what
+ * (libsampler/sym-py-lines.c) against the interpreter's own, over what
  * tests/runtimes/lines.py prints on standard input:
  *
  *   python3.X tests/runtimes/lines.py | tests/py-lines VERSION
@@ -9,7 +9,7 @@
  * mismatches", then the first mismatches; exits 1 on any.
  */
 #include <config.h>
-#include "python.h"
+#include "unwind-python.h"
 
 #include <stdio.h>
 #include <stdlib.h>

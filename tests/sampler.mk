@@ -2,11 +2,11 @@
 # walker) and hazard programs run under the preloaded sampler.
 check_PROGRAMS += tests/test-sampler tests/sampler-check tests/test-jit
 tests_test_sampler_SOURCES = tests/test-sampler.c \
-	libsampler/throttle.c libsampler/fpwalk.c
+	libsampler/session-throttle.c libsampler/unwind-fp.c
 tests_test_sampler_CFLAGS = $(AM_CFLAGS) $(PTHREAD_CFLAGS)
 tests_test_sampler_LDADD = $(PTHREAD_LIBS)
 
-tests_test_jit_SOURCES = tests/test-jit.c libsampler/jit.c libsampler/jit.h
+tests_test_jit_SOURCES = tests/test-jit.c libsampler/sym-jit.c libsampler/sym-jit.h
 # A small table, so that its bound is met.
 tests_test_jit_CPPFLAGS = $(AM_CPPFLAGS) -DJIT_MAX_NAMES=256
 

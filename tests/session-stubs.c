@@ -1,5 +1,5 @@
 /*
- * tests/session-stubs.c - the session's state (sampler.c) for programs
+ * tests/session-stubs.c - the session's state (session.c) for programs
  * built from the symbolizer and the module registry without the rest of
  * the library: no handler runs, so none is ever in flight, and nobody
  * waits for a wake-up.

@@ -41,14 +41,14 @@ tests_workloads_stacks_CFLAGS = $(WORKLOAD_CFLAGS)
 tests_workloads_stacks_LDFLAGS =
 tests_workloads_stacks_LDADD = $(PTHREAD_LIBS)
 
-# Symbolization unit test (libsampler/symbols.c against this very program).
+# Symbolization unit test (libsampler/sym-map.c against this very program).
 check_PROGRAMS += tests/test-symbols
 tests_test_symbols_SOURCES = tests/test-symbols.c tests/fd-stubs.c tests/session-stubs.c \
-	libsampler/symbols.c libsampler/modules.c libsampler/unwind-mods.c \
+	libsampler/sym-map.c libsampler/unwind-modinfo.c libsampler/unwind-mods.c \
 	libsampler/unwind-build.c libsampler/unwind-walk.c libsampler/unwind-cache.c \
-	libsampler/fpwalk.c libsampler/jit.c \
-	libsampler/sym-elf.c libsampler/sym-table.c libsampler/cache.c libsampler/dwload.c \
-	libsampler/sym-dwarf.c libsampler/sym-cfi.c libsampler/symbols.h \
+	libsampler/unwind-fp.c libsampler/sym-jit.c \
+	libsampler/sym-elf.c libsampler/sym-table.c libsampler/cache.c libsampler/sym-dwload.c \
+	libsampler/sym-dwarf.c libsampler/sym-cfi.c libsampler/sym.h \
 	libsampler/sym-internal.h
 tests_test_symbols_CPPFLAGS = -I$(top_srcdir)/libsampler $(AM_CPPFLAGS) \
 	-I$(top_srcdir)/tests $(ELF_CFLAGS) \

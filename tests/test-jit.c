@@ -1,5 +1,5 @@
 /*
- * tests/test-jit.c - code of no module (libsampler/jit.c): the executable
+ * tests/test-jit.c - code of no module (libsampler/sym-jit.c): the executable
  * mappings no file backs, and the names of a perf map as a runtime writes
  * it (appended, partial lines, code written again at an address, the file
  * replaced), and those of a jitdump file, found as the runtime maps it
@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "tap.h"
-#include "../libsampler/jit.h"
+#include "../libsampler/sym-jit.h"
 
 static char path[64];
 

@@ -1,6 +1,6 @@
 /*
  * tests/test-python-walk.c - the handler's walk of Python frames
- * (libsampler/python.c) over interpreter state built here with each
+ * (libsampler/unwind-python.c) over interpreter state built here with each
  * version's layout: the frames and their eval-loop calls come out right,
  * and every pointer that leads to unmapped memory (the thread state, its
  * current frame, a frame, the data stack) ends the Python part without a
@@ -10,8 +10,8 @@
  */
 #include <config.h>
 #include "internal.h"
-#include "python.h"
-#include "py-layouts.h"
+#include "unwind-python.h"
+#include "unwind-py-layouts.h"
 #include "unwind.h"
 #include "tap.h"
 

@@ -1,8 +1,8 @@
 /*
  * tests/test-sampler.c - unit tests of the sampler's pieces that do not
- * need a running recording: settings parsing (throttle.c), the queue and
+ * need a running recording: settings parsing (session-throttle.c), the queue and
  * its tri-state lock (queue.h), the frame-pointer walker on a fake stack
- * (fpwalk.c).
+ * (unwind-fp.c).
  */
 #include <config.h>
 #include <pthread.h>
@@ -14,9 +14,9 @@
 #include <unistd.h>
 
 #include "tap.h"
-#include "../libsampler/throttle.h"
+#include "../libsampler/session-throttle.h"
 #include "../libsampler/queue.h"
-#include "../libsampler/fpwalk.h"
+#include "../libsampler/unwind-fp.h"
 
 static void test_durations(void)
 {

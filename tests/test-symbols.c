@@ -1,5 +1,5 @@
 /*
- * tests/test-symbols.c - libsampler/symbols.c against this very program:
+ * tests/test-symbols.c - libsampler/sym-map.c against this very program:
  * module map, pc -> Frame (symbol, file:line, inlined calls, return
  * addresses), the CFI leaf rule, dlopen rescans, ModuleLoad events.
  *
@@ -8,7 +8,7 @@
  * Timings are printed as diagnostics (no timed assertions).
  */
 #include <config.h>
-#include "symbols.h"
+#include "sym.h"
 #include "tap.h"
 
 #include <dlfcn.h>

@@ -7,7 +7,7 @@
  */
 #include <config.h>
 #include "tap.h"
-#include "fpwalk.h"
+#include "unwind-fp.h"
 #include "unwind.h"
 #include <rec/record.h>
 

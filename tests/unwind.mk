@@ -2,7 +2,7 @@
 # workloads built without frame pointers run under rec-start.
 check_PROGRAMS += tests/test-unwind-table
 tests_test_unwind_table_SOURCES = tests/test-unwind-table.c libsampler/unwind-build.c \
-	libsampler/unwind-walk.c libsampler/fpwalk.c libsampler/unwind.h
+	libsampler/unwind-walk.c libsampler/unwind-fp.c libsampler/unwind.h
 tests_test_unwind_table_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests
 check_PROGRAMS += tests/test-unwind-cache
 tests_test_unwind_cache_SOURCES = tests/test-unwind-cache.c tests/fd-stubs.c \
@@ -66,8 +66,8 @@ EXTRA_DIST += tests/data/debug-dir/dump-names.txt \
 # The handler's walk of Python frames over built interpreter state.
 check_PROGRAMS += tests/test-python-walk
 tests_test_python_walk_SOURCES = tests/test-python-walk.c tests/session-stubs.c \
-	libsampler/python.c libsampler/python.h libsampler/py-layouts.h \
-	libsampler/fpwalk.c libsampler/fpwalk.h
+	libsampler/unwind-python.c libsampler/unwind-python.h libsampler/unwind-py-layouts.h \
+	libsampler/unwind-fp.c libsampler/unwind-fp.h
 tests_test_python_walk_CPPFLAGS = -I$(top_srcdir)/libsampler $(AM_CPPFLAGS) \
 	-I$(top_srcdir)/tests
 tests_test_python_walk_CFLAGS = $(AM_CFLAGS) $(PTHREAD_CFLAGS)
@@ -75,7 +75,7 @@ tests_test_python_walk_LDADD = librecord/librecord.la $(PTHREAD_LIBS) -ldl
 TESTS += tests/test-python-walk
 # The drain's line tables against each interpreter's (test-python.sh).
 check_PROGRAMS += tests/py-lines
-tests_py_lines_SOURCES = tests/py-lines.c libsampler/py-lines.c \
-	libsampler/python.h
+tests_py_lines_SOURCES = tests/py-lines.c libsampler/sym-py-lines.c \
+	libsampler/unwind-python.h
 tests_py_lines_CPPFLAGS = -I$(top_srcdir)/libsampler $(AM_CPPFLAGS)
 EXTRA_DIST += tests/runtimes/lines.py

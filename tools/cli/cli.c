@@ -4,7 +4,7 @@
 #include <config.h>
 
 #include "cli.h"
-#include "throttle.h"   /* recs__parse_duration: the shared grammar */
+#include "session-throttle.h"   /* recs__parse_duration: the shared grammar */
 
 #include <errno.h>
 #include <fcntl.h>
@@ -167,7 +167,7 @@ static int parse_fraction(const char **sp, uint64_t *frac_e9)
     return 0;
 }
 
-/* The grammar shared with rec-start and the sampler (throttle.h). */
+/* The grammar shared with rec-start and the sampler (session-throttle.h). */
 int cli_parse_duration(const char *s, uint64_t *ns)
 {
     return recs__parse_duration(s, ns) < 0 ? -1 : 0;

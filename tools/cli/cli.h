@@ -59,7 +59,7 @@ void cli_reader_warning(const char *prog, const char *path,
 /* ------------------------------------------------------------------ */
 
 /* Duration, in the grammar rec-start and the sampler use too
- * (recs__parse_duration, libsampler/throttle.h): a decimal number
+ * (recs__parse_duration, libsampler/session-throttle.h): a decimal number
  * ("1.5s") and a unit among ns, us (or µs), ms, s, m (min), h; "0" alone
  * is zero. Result in ns; overflow and a missing unit are errors. */
 int cli_parse_duration(const char *s, uint64_t *ns);

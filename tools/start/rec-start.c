@@ -12,7 +12,7 @@
 #include <config.h>
 #include "start.h"
 #include "recenv.h"
-#include "throttle.h"
+#include "session-throttle.h"
 
 #include <rec/record.h>
 
