@@ -16,7 +16,7 @@
  * process is written to; only the scratch page and the 8 bytes of a
  * return address below its stack pointer (beyond the red zone).
  *
- * The session is then the sampler's (libsampler/attach.c): it adopts the
+ * The session is then the sampler's (libsampler/session-attach.c): it adopts the
  * process's threads and records until rec-start closes the control FIFO
  * (--duration, Ctrl-C, or rec-start's own death), and says "detached" on
  * the status FIFO once the recording is finished and its thread gone.
@@ -27,6 +27,7 @@
 
 #include <dirent.h>
 #include <dlfcn.h>
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -322,12 +323,45 @@ static const char *ptrace_advice(pid_t pid, char *buf, size_t bsize)
 /* Calls made by a stopped thread                                      */
 /* ------------------------------------------------------------------ */
 
+/* Room for the thread's whole extended state (x87, SSE, AVX, AVX-512...:
+ * about 2.7 KiB today): the calls clobber the vector registers it may be
+ * using (a JIT's loop in the middle of a computation). */
+#define XSTATE_MAX 16384
+
 typedef struct victim {
     pid_t tid;
     struct user_regs_struct saved;
     uint64_t mask;
-    bool seized, regs_saved, mask_saved;
+    unsigned char xstate[XSTATE_MAX] __attribute__((aligned(64)));
+    size_t xstate_len;             /* as the kernel filled it, 0: FPREGS */
+    struct user_fpregs_struct fpregs;
+    bool seized, regs_saved, mask_saved, fp_saved;
 } victim;
+
+/* The floating-point and vector registers, all of them the kernel keeps. */
+static bool save_fp(victim *v)
+{
+    struct iovec io = { v->xstate, sizeof v->xstate };
+
+    if (ptrace(PTRACE_GETREGSET, v->tid, (void *)NT_X86_XSTATE, &io) == 0) {
+        v->xstate_len = io.iov_len;
+        return v->fp_saved = true;
+    }
+    v->xstate_len = 0;
+    return v->fp_saved = ptrace(PTRACE_GETFPREGS, v->tid, 0, &v->fpregs) == 0;
+}
+
+static void restore_fp(victim *v)
+{
+    if (!v->fp_saved)
+        return;
+    if (v->xstate_len) {
+        struct iovec io = { v->xstate, v->xstate_len };
+        ptrace(PTRACE_SETREGSET, v->tid, (void *)NT_X86_XSTATE, &io);
+    } else {
+        ptrace(PTRACE_SETFPREGS, v->tid, 0, &v->fpregs);
+    }
+}
 
 /* Wait for tid's next stop, up to ms. 1: stopped (*st), 0: timed out,
  * -1: it is gone. */
@@ -472,10 +506,11 @@ static void release(victim *v)
         return;
     if (v->regs_saved)
         ptrace(PTRACE_SETREGS, v->tid, 0, &v->saved);
+    restore_fp(v);
     if (v->mask_saved)
         ptrace(PTRACE_SETSIGMASK, v->tid, (void *)sizeof v->mask, &v->mask);
     ptrace(PTRACE_DETACH, v->tid, 0, 0);
-    v->seized = v->regs_saved = v->mask_saved = false;
+    v->seized = v->regs_saved = v->mask_saved = v->fp_saved = false;
 }
 
 /* What the thread was doing, from /proc (without stopping it): the
@@ -640,6 +675,11 @@ static int inject(pid_t pid, const char *lib, const char *spec, char *msg,
         goto release;
     }
     v.mask_saved = true;
+    if (!save_fp(&v)) {
+        fail(msg, msize, "thread %d: cannot read its floating-point "
+             "registers: %s", (int)v.tid, strerror(errno));
+        goto release;
+    }
     {
         /* No handler of the program runs on top of our calls. */
         uint64_t all = ~0ull;
