@@ -49,8 +49,9 @@ ok $? "rec-start -p writes nothing on stdout"
 grep -q "attached to process $pid" "$TMP/err" &&
     grep -q "detached from process $pid" "$TMP/err" &&
     grep -Eq "^rec-start: $TMP/demo.rec: [0-9]+ samples" "$TMP/err"
-ok $? "it says when it attached and detached, and what it recorded"
-[ $? -eq 0 ] || diag_file "$TMP/err"
+r=$?
+ok $r "it says when it attached and detached, and what it recorded"
+[ $r -eq 0 ] || diag_file "$TMP/err"
 sleep 0.3
 n=$(sampler_threads $pid)
 [ "$n" -eq 0 ]
@@ -66,19 +67,22 @@ ok $? "the recording has samples ($s)"
 "$REC_DUMP" --ndjson "$TMP/demo.rec" >/dev/null 2>"$TMP/err" &&
     "$REC_SUMMARY" "$TMP/demo.rec" >/dev/null 2>>"$TMP/err" &&
     "$REC_FLAME" -o "$TMP/demo.html" "$TMP/demo.rec" 2>>"$TMP/err"
-ok $? "rec-dump, rec-summary and rec-flame read it"
-[ $? -eq 0 ] || diag_file "$TMP/err"
+r=$?
+ok $r "rec-dump, rec-summary and rec-flame read it"
+[ $r -eq 0 ] || diag_file "$TMP/err"
 "$REC_DUMP" --ndjson --events CPUTimeSample "$TMP/demo.rec" 2>/dev/null |
     jq -r '.stackTrace.frames[].function' | sort -u >"$TMP/funcs"
 grep -qx hash_buffer "$TMP/funcs" && grep -qx matrix_multiply "$TMP/funcs"
-ok $? "stacks name the threads' functions"
-[ $? -eq 0 ] || diag_file "$TMP/funcs"
+r=$?
+ok $r "stacks name the threads' functions"
+[ $r -eq 0 ] || diag_file "$TMP/funcs"
 "$REC_CPU" --json "$TMP/demo.rec" >"$TMP/cpu.json" 2>"$TMP/err"
 ok $? "rec-cpu reads it"
 bad=$(jq '[.threads[] | select(.differenceWithinBound | not)] | length' "$TMP/cpu.json")
 [ "$bad" = 0 ]
-ok $? "every thread's sampled CPU matches the kernel's for the window"
-if [ $? -ne 0 ]; then
+r=$?
+ok $r "every thread's sampled CPU matches the kernel's for the window"
+if [ $r -ne 0 ]; then
     jq -c '.threads[] | [.osThreadId, .sampledCpuTime, .measuredCpuTime]' "$TMP/cpu.json" >"$TMP/diag"
     diag_file "$TMP/diag"
 fi
@@ -105,8 +109,9 @@ ok $? "its recording is complete (finished at its exit)"
 "$REC_CPU" --json "$TMP/end.rec" >"$TMP/cpu.json" 2>"$TMP/err"
 bad=$(jq '[.threads[] | select(.differenceWithinBound == false)] | length' "$TMP/cpu.json")
 [ "$bad" = 0 ]
-ok $? "every thread that ended has its figure within a period of the kernel's"
-if [ $? -ne 0 ]; then
+r=$?
+ok $r "every thread that ended has its figure within a period of the kernel's"
+if [ $r -ne 0 ]; then
     jq -c '.threads[] | [.osThreadId, .sampledCpuTime, .measuredCpuTime]' "$TMP/cpu.json" >"$TMP/diag"
     diag_file "$TMP/diag"
 fi
@@ -126,8 +131,9 @@ wait $cpid
 st=$?
 expect_status 0 "cat ends normally"
 [ "$(cat "$TMP/cat.out")" = "one line" ]
-ok $? "the interrupted read() was restarted: the line arrives once"
-[ $? -eq 0 ] || diag_file "$TMP/cat.out"
+r=$?
+ok $r "the interrupted read() was restarted: the line arrives once"
+[ $r -eq 0 ] || diag_file "$TMP/cat.out"
 
 # 3. Masked workers: their CPU time is accounted as lost "blocked", and the
 #    process's total matches the kernel's.
@@ -184,8 +190,9 @@ EOF
     # 250 expiries of its 10 ms timer in 2.5 s of CPU; taken from it during
     # the 1.5 s recorded, it would count about 100.
     [ "${hits:-0}" -ge 170 ]
-    ok $? "its own SIGPROF handler kept getting its signals (${hits:-none} of ~250)"
-    [ $? -eq 0 ] || diag_file "$TMP/own.out"
+    r=$?
+    ok $r "its own SIGPROF handler kept getting its signals (${hits:-none} of ~250)"
+    [ $r -eq 0 ] || diag_file "$TMP/own.out"
 else
     skip "python3 not installed"
 fi
@@ -201,8 +208,9 @@ maps1=$(grep -c libsampler /proc/$pid/maps)
 r2=$?
 maps2=$(grep -c libsampler /proc/$pid/maps)
 [ $r1 -eq 0 ] && [ $r2 -eq 0 ]
-ok $? "two attaches in a row succeed"
-[ $? -eq 0 ] || diag_file "$TMP/err"
+r=$?
+ok $r "two attaches in a row succeed"
+[ $r -eq 0 ] || diag_file "$TMP/err"
 [ "$maps1" -gt 0 ] && [ "$maps1" = "$maps2" ]
 ok $? "the second reuses the loaded sampler ($maps1 = $maps2 mappings)"
 n1=$("$REC_DUMP" --ndjson --events CPUTimeSample "$TMP/a1.rec" 2>/dev/null | wc -l)
@@ -242,8 +250,9 @@ while [ "$(sampler_threads $pid)" -gt 0 ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i
 [ "$(sampler_threads $pid)" -eq 0 ]
 ok $? "rec-start killed: the sampler finishes and leaves by itself"
 "$REC_DUMP" --ndjson "$TMP/kill.rec" >/dev/null 2>"$TMP/err"
-ok $? "its recording is complete"
-[ $? -eq 0 ] || diag_file "$TMP/err"
+r=$?
+ok $r "its recording is complete"
+[ $r -eq 0 ] || diag_file "$TMP/err"
 wait $pid
 st=$?
 expect_status 0 "the program ends normally"
@@ -298,8 +307,9 @@ if command -v java >/dev/null 2>&1 && command -v javac >/dev/null 2>&1 &&
     st=$?
     expect_status 0 "the JVM ends normally"
     [ "$(cat "$TMP/java.out")" = ok ]
-    ok $? "its output is unchanged"
-    [ $? -eq 0 ] || diag_file "$TMP/java.out"
+    r=$?
+    ok $r "its output is unchanged"
+    [ $r -eq 0 ] || diag_file "$TMP/java.out"
     n=$("$REC_DUMP" --ndjson --events CPUTimeSample "$TMP/java.rec" 2>/dev/null | wc -l)
     [ "$n" -gt 10 ]
     ok $? "its recording has samples ($n)"
@@ -322,8 +332,9 @@ pid=$(pgrep -P $rs -x demo)
 "$REC_START" -p "$pid" --duration 200ms -o "$TMP/twice.rec" 2>"$TMP/err"
 st=$?
 [ $st -eq 1 ] && grep -q "being recorded already" "$TMP/err"
-ok $? "a process recorded by rec-start already: refused"
-[ $? -eq 0 ] || diag_file "$TMP/err"
+r=$?
+ok $r "a process recorded by rec-start already: refused"
+[ $r -eq 0 ] || diag_file "$TMP/err"
 wait $rs
 if command -v strace >/dev/null 2>&1; then
     strace -o /dev/null sleep 5 &
@@ -333,8 +344,9 @@ if command -v strace >/dev/null 2>&1; then
     "$REC_START" -p "$pid" -o "$TMP/traced.rec" 2>"$TMP/err"
     st=$?
     [ $st -eq 1 ] && grep -q "already traced" "$TMP/err"
-    ok $? "a traced process: refused"
-    [ $? -eq 0 ] || diag_file "$TMP/err"
+    r=$?
+    ok $r "a traced process: refused"
+    [ $r -eq 0 ] || diag_file "$TMP/err"
     kill $tr 2>/dev/null
     wait $tr 2>/dev/null
 else
@@ -348,8 +360,9 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null 2>&1 &&
         "$REC_START" -p $pid -o /tmp/rec-attach-nobody.$$.rec 2>"$TMP/err"
     st=$?
     [ $st -eq 1 ] && grep -q "another user" "$TMP/err"
-    ok $? "another user's process: refused, with what to do"
-    [ $? -eq 0 ] || diag_file "$TMP/err"
+    r=$?
+    ok $r "another user's process: refused, with what to do"
+    [ $r -eq 0 ] || diag_file "$TMP/err"
     kill $pid
     wait $pid 2>/dev/null
 else
@@ -365,8 +378,9 @@ if ${CC:-cc} -shared -fPIC -o "$TMP/libbad.so" "$TMP/bad.c" 2>/dev/null; then
     REC_SAMPLER_LIB="$TMP/libbad.so" "$REC_START" -p $pid -o "$TMP/bad.rec" 2>"$TMP/err"
     st=$?
     [ $st -eq 1 ] && grep -q "could not load.*rec_no_such_symbol" "$TMP/err"
-    ok $? "a sampler the loader refuses: said, with the loader's words"
-    [ $? -eq 0 ] || diag_file "$TMP/err"
+    r=$?
+    ok $r "a sampler the loader refuses: said, with the loader's words"
+    [ $r -eq 0 ] || diag_file "$TMP/err"
     wait $pid
     st=$?
     expect_status 0 "the process goes on and ends normally"
@@ -383,8 +397,9 @@ if ${CC:-cc} -static -o "$TMP/spin" "$TMP/spin.c" 2>/dev/null; then
     "$REC_START" -p $pid -o "$TMP/static.rec" 2>"$TMP/err"
     st=$?
     [ $st -eq 1 ] && grep -q "statically linked" "$TMP/err"
-    ok $? "a statically linked process: refused"
-    [ $? -eq 0 ] || diag_file "$TMP/err"
+    r=$?
+    ok $r "a statically linked process: refused"
+    [ $r -eq 0 ] || diag_file "$TMP/err"
     kill $pid
     wait $pid 2>/dev/null
 else
