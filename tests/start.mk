@@ -7,7 +7,11 @@ WORKLOAD_CFLAGS = $(WARN_CFLAGS) $(PTHREAD_CFLAGS) -O2 -g \
 	-fno-omit-frame-pointer -fno-optimize-sibling-calls
 noinst_PROGRAMS += tests/workloads/demo tests/workloads/budget tests/workloads/stacks \
 	tests/workloads/sigblock tests/workloads/rawexit tests/workloads/rename \
-	tests/workloads/sigcount tests/workloads/jitmove
+	tests/workloads/sigcount tests/workloads/jitmove tests/workloads/fpspin
+tests_workloads_fpspin_SOURCES = tests/workloads/fpspin.c
+tests_workloads_fpspin_CFLAGS = $(WORKLOAD_CFLAGS)
+tests_workloads_fpspin_LDFLAGS =
+tests_workloads_fpspin_LDADD = $(PTHREAD_LIBS)
 tests_workloads_jitmove_SOURCES = tests/workloads/jitmove.c
 tests_workloads_jitmove_CFLAGS = $(WORKLOAD_CFLAGS)
 tests_workloads_jitmove_LDFLAGS =

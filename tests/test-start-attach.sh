@@ -116,6 +116,23 @@ if [ $r -ne 0 ]; then
     diag_file "$TMP/diag"
 fi
 
+# 1c. Threads stopped in the middle of a loop that keeps its sum in a
+#     vector register: every register comes back (the calls clobber them).
+"$WORKLOADS/fpspin" 2 2.5 >"$TMP/fp.out" 2>&1 &
+pid=$!
+wait_for "$TMP/fp.out"
+for i in 1 2 3; do
+    "$REC_START" -q -p $pid --duration 200ms -o "$TMP/fp$i.rec" 2>"$TMP/err" || break
+done
+wait $pid
+st=$?
+expect_status 0 "a program stopped three times in its vector loop"
+[ "$(cat "$TMP/fp.out")" = "ready
+ok" ]
+r=$?
+ok $r "its sums are exact: its registers came back whole"
+[ $r -eq 0 ] || diag_file "$TMP/fp.out"
+
 # 2. A process asleep in read(): the read goes on, and reads the line once.
 mkfifo "$TMP/in.fifo"
 sh -c 'exec cat' <"$TMP/in.fifo" >"$TMP/cat.out" 2>&1 &
