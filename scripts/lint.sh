@@ -34,7 +34,8 @@ result "warnings-as-errors build" $?
 # ucontext functions in hook-sigwait.c (the program's own raise of the sampling
 # signal runs its SA_ONSTACK handler on the alternate stack, as the kernel
 # would: glibc has no other way to switch stacks); fd -1 to mmap in
-# hook-preload.c and librecord/writer.c (what MAP_ANONYMOUS asks for:
+# hook-preload.c, session-attach.c and librecord/writer.c (what
+# MAP_ANONYMOUS asks for:
 # cppcheck's POSIX model knows only file mappings).
 if command -v cppcheck >/dev/null; then
     cppcheck -q --error-exitcode=1 --inline-suppr --std=c11 \
@@ -42,6 +43,7 @@ if command -v cppcheck >/dev/null; then
         --suppress=allocaCalled:libsampler/hook-preload.c --suppress=readdirCalled \
         --suppress=invalidFunctionArg:libsampler/hook-preload.c \
         --suppress=invalidFunctionArg:librecord/writer.c \
+        --suppress=invalidFunctionArg:libsampler/session-attach.c \
         --suppress=getcontextCalled:libsampler/hook-sigwait.c \
         --suppress=makecontextCalled:libsampler/hook-sigwait.c \
         --suppress=swapcontextCalled:libsampler/hook-sigwait.c \
