@@ -306,6 +306,21 @@ bool recs__attach_poll(void)
     return n == 0;
 }
 
+/* rec-start's FIFOs, ours no more: rec-start sees their end. */
+static void close_fifos(void)
+{
+    if (recs__g.ctl_fd >= 0) {
+        recs__fd_disown(recs__g.ctl_fd);
+        close(recs__g.ctl_fd);
+        recs__g.ctl_fd = -1;
+    }
+    if (recs__g.status_fd >= 0) {
+        recs__fd_disown(recs__g.status_fd);
+        close(recs__g.status_fd);
+        recs__g.status_fd = -1;
+    }
+}
+
 /* After the stop of an attached session, on the sampler thread: the
  * adopted threads forgotten, rec-start told, and the library dormant. */
 void recs__attach_release(void)
@@ -330,16 +345,7 @@ void recs__attach_release(void)
                       (unsigned long long)recs__g.stats.lost);
     recs__g.attached = false;
     atomic_store(&attach_tid, 0);
-    if (recs__g.ctl_fd >= 0) {
-        recs__fd_disown(recs__g.ctl_fd);
-        close(recs__g.ctl_fd);
-        recs__g.ctl_fd = -1;
-    }
-    if (recs__g.status_fd >= 0) {
-        recs__fd_disown(recs__g.status_fd);
-        close(recs__g.status_fd);
-        recs__g.status_fd = -1;
-    }
+    close_fifos();
 }
 
 /* rec-start's lines, "NAME=VALUE" each, cut at their newlines into
@@ -404,16 +410,7 @@ fail:
     free(spec);
     recs__g.attached = false;
     recs__status_send("failed");
-    if (recs__g.status_fd >= 0) {
-        recs__fd_disown(recs__g.status_fd);
-        close(recs__g.status_fd);
-        recs__g.status_fd = -1;
-    }
-    if (recs__g.ctl_fd >= 0) {
-        recs__fd_disown(recs__g.ctl_fd);
-        close(recs__g.ctl_fd);
-        recs__g.ctl_fd = -1;
-    }
+    close_fifos();
     return NULL;
 }
 
@@ -472,14 +469,7 @@ int recs_attach(const char *spec)
     if (recs__own_pthread_create(&th, attach_main, copy) != 0) {
         recs__g.attached = false;
         free(copy);
-        recs__fd_disown(recs__g.ctl_fd);
-        close(recs__g.ctl_fd);
-        recs__g.ctl_fd = -1;
-        if (recs__g.status_fd >= 0) {
-            recs__fd_disown(recs__g.status_fd);
-            close(recs__g.status_fd);
-            recs__g.status_fd = -1;
-        }
+        close_fifos();
         return REC_EIO;
     }
     pthread_detach(th);
