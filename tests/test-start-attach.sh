@@ -20,6 +20,20 @@ wait_for() {
     while [ ! -s "$1" ] && [ $_i -lt 200 ]; do sleep 0.05; _i=$((_i + 1)); done
 }
 
+# attach_for PID DURATION REC WHAT: rec-start -p for DURATION succeeds.
+attach_for() {
+    "$REC_START" -q -p "$1" --duration "$2" -o "$3" 2>"$TMP/err"
+    st=$?
+    expect_status 0 "$4"
+}
+
+# ends_ok PID WHAT: the program ends with status 0, as without us.
+ends_ok() {
+    wait "$1"
+    st=$?
+    expect_status 0 "$2"
+}
+
 # sampler_threads PID: threads of ours in PID (none once detached).
 sampler_threads() {
     cat /proc/"$1"/task/*/comm 2>/dev/null | grep -c '^rec-' || true
@@ -56,9 +70,7 @@ sleep 0.3
 n=$(sampler_threads $pid)
 [ "$n" -eq 0 ]
 ok $? "no thread of the sampler left in the process after the detach ($n)"
-wait $pid
-st=$?
-expect_status 0 "the program's exit status is unchanged"
+ends_ok $pid "the program's exit status is unchanged"
 cmp -s "$TMP/demo-plain.out" "$TMP/demo.out" && [ ! -s "$TMP/demo.err" ]
 ok $? "the program's output is unchanged, nothing on its stderr"
 s=$("$REC_DUMP" --ndjson --events CPUTimeSample "$TMP/demo.rec" 2>/dev/null | wc -l)
@@ -98,12 +110,8 @@ ok $? "the workers' CPU clocks were read at the attach, as the window's start ($
 "$WORKLOADS/demo" 2 >"$TMP/end.out" 2>&1 &
 pid=$!
 sleep 0.3
-"$REC_START" -q -p $pid --duration 20s -o "$TMP/end.rec" 2>"$TMP/err"
-st=$?
-expect_status 0 "a process that ends while recorded"
-wait $pid
-st=$?
-expect_status 0 "it ends as without us"
+attach_for $pid 20s "$TMP/end.rec" "a process that ends while recorded"
+ends_ok $pid "it ends as without us"
 "$REC_DUMP" --ndjson "$TMP/end.rec" >/dev/null 2>"$TMP/err"
 ok $? "its recording is complete (finished at its exit)"
 "$REC_CPU" --json "$TMP/end.rec" >"$TMP/cpu.json" 2>"$TMP/err"
@@ -124,9 +132,7 @@ wait_for "$TMP/fp.out"
 for i in 1 2 3; do
     "$REC_START" -q -p $pid --duration 200ms -o "$TMP/fp$i.rec" 2>"$TMP/err" || break
 done
-wait $pid
-st=$?
-expect_status 0 "a program stopped three times in its vector loop"
+ends_ok $pid "a program stopped three times in its vector loop"
 [ "$(cat "$TMP/fp.out")" = "ready
 ok" ]
 r=$?
@@ -157,12 +163,8 @@ ok $r "the interrupted read() was restarted: the line arrives once"
 "$WORKLOADS/sigblock" mask 2 2500 >"$TMP/sb.out" 2>&1 &
 pid=$!
 sleep 0.3
-"$REC_START" -q -p $pid --duration 700ms -o "$TMP/sb.rec" 2>"$TMP/err"
-st=$?
-expect_status 0 "attached to a program whose workers block every signal"
-wait $pid
-st=$?
-expect_status 0 "it ends normally"
+attach_for $pid 700ms "$TMP/sb.rec" "attached to a program whose workers block every signal"
+ends_ok $pid "it ends normally"
 grep -q "2 of 2 workers done" "$TMP/sb.out"
 ok $? "its output is unchanged"
 "$REC_CPU" --json "$TMP/sb.rec" >"$TMP/cpu.json" 2>"$TMP/err"
@@ -197,12 +199,8 @@ EOF
     /usr/bin/python3 "$TMP/ownprof.py" >"$TMP/own.out" 2>&1 &
     pid=$!
     wait_for "$TMP/own.out"
-    "$REC_START" -q -p $pid --duration 1500ms -o "$TMP/own.rec" 2>"$TMP/err"
-    st=$?
-    expect_status 0 "attached to a program that uses SIGPROF itself"
-    wait $pid
-    st=$?
-    expect_status 0 "it ends normally"
+    attach_for $pid 1500ms "$TMP/own.rec" "attached to a program that uses SIGPROF itself"
+    ends_ok $pid "it ends normally"
     hits=$(sed -n 's/^hits //p' "$TMP/own.out")
     # 250 expiries of its 10 ms timer in 2.5 s of CPU; taken from it during
     # the 1.5 s recorded, it would count about 100.
@@ -270,9 +268,7 @@ ok $? "rec-start killed: the sampler finishes and leaves by itself"
 r=$?
 ok $r "its recording is complete"
 [ $r -eq 0 ] || diag_file "$TMP/err"
-wait $pid
-st=$?
-expect_status 0 "the program ends normally"
+ends_ok $pid "the program ends normally"
 
 # 7. python3: Python functions in the stacks.
 if [ -x /usr/bin/python3 ]; then
@@ -292,12 +288,8 @@ EOF
     /usr/bin/python3 "$TMP/hot.py" >"$TMP/py.out" 2>&1 &
     pid=$!
     wait_for "$TMP/py.out"
-    "$REC_START" -q -p $pid --duration 700ms -o "$TMP/py.rec" 2>"$TMP/err"
-    st=$?
-    expect_status 0 "attached to python3"
-    wait $pid
-    st=$?
-    expect_status 0 "python3 ends normally"
+    attach_for $pid 700ms "$TMP/py.rec" "attached to python3"
+    ends_ok $pid "python3 ends normally"
     [ "$(cat "$TMP/py.out")" = "ready
 done" ]
     ok $? "its output is unchanged"
@@ -317,12 +309,8 @@ if command -v java >/dev/null 2>&1 && command -v javac >/dev/null 2>&1 &&
     java -XX:+PreserveFramePointer -cp "$TMP" Hot 4000 >"$TMP/java.out" 2>&1 &
     pid=$!
     sleep 1.5
-    "$REC_START" -q -p $pid --duration 1s -o "$TMP/java.rec" 2>"$TMP/err"
-    st=$?
-    expect_status 0 "attached to a JVM"
-    wait $pid
-    st=$?
-    expect_status 0 "the JVM ends normally"
+    attach_for $pid 1s "$TMP/java.rec" "attached to a JVM"
+    ends_ok $pid "the JVM ends normally"
     [ "$(cat "$TMP/java.out")" = ok ]
     r=$?
     ok $r "its output is unchanged"
@@ -398,9 +386,7 @@ if ${CC:-cc} -shared -fPIC -o "$TMP/libbad.so" "$TMP/bad.c" 2>/dev/null; then
     r=$?
     ok $r "a sampler the loader refuses: said, with the loader's words"
     [ $r -eq 0 ] || diag_file "$TMP/err"
-    wait $pid
-    st=$?
-    expect_status 0 "the process goes on and ends normally"
+    ends_ok $pid "the process goes on and ends normally"
     "$WORKLOADS/demo" 2 >"$TMP/bad-plain.out" 2>&1
     cmp -s "$TMP/bad.out" "$TMP/bad-plain.out"
     ok $? "its output is unchanged"
