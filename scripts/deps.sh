@@ -16,8 +16,9 @@ set -euo pipefail
 build_pkgs=(build-essential autoconf automake libtool pkg-config
             libcbor-dev liblz4-dev libjansson-dev libelf-dev libdw-dev
             zlib1g-dev liblzma-dev)
-# Tests: jq checks rec-dump's NDJSON; time gives bench and tests max RSS.
-test_pkgs=(jq time cppcheck shellcheck)
+# Tests: jq checks rec-dump's NDJSON; time gives bench and tests max RSS;
+# strace traces a process that rec-start -p must refuse.
+test_pkgs=(jq time cppcheck shellcheck strace)
 # Heavy, test-only: headless browser (rec-cpu and rec-flame pages), the
 # real consumers of the export formats (go tool pprof, jfr), a JSON
 # Schema validator, and node (stacks through JIT code, with Java's).
