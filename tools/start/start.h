@@ -149,6 +149,33 @@ int  start_drop_chunk(int mfd, uint64_t off, uint8_t **out, size_t *outlen,
 /* Count a replacement chunk into a summary. */
 void start_drop_tally(const uint8_t *buf, size_t len, start_tally *t);
 
+/* start-opts.c: rec-start's options, parsed and checked: 0, or the exit
+ * status of a refusal (said on stderr); --help and --version exit. */
+struct start_opts {
+    const char *output;
+    const char *throttle;
+    const char *depth;
+    const char *max_chunk;
+    const char *flush;
+    const char *signal;
+    const char *walker;
+    const char *engine;
+    uint64_t backlog;           /* --stream-backlog, bytes */
+    uint64_t stream_timeout;    /* --stream-timeout, ns (0: default) */
+    const char *chunk_age;      /* --chunk-age */
+    bool follow, force, quiet, no_cmdline, no_python;
+    uint64_t max_size;          /* --max-size, bytes (0: none) */
+    uint64_t max_age;           /* --max-age, ns (0: none) */
+    bool dir;                   /* either: -o names a directory */
+    bool stream;                /* -o - or a FIFO */
+    bool stream_stdout;         /* ... that is our standard output */
+    char run_id[33];            /* REC_RUN_ID of this run */
+    pid_t pid;                  /* -p: attach to this process */
+    uint64_t duration_ms;       /* --duration */
+};
+
+int start_parse_args(int argc, char **argv, struct start_opts *o);
+
 /* start-attach.c: rec-start -p PID (see there). Returns rec-start's exit
  * status: 0 once the recording is finished, 1 if the sampler could not be
  * loaded or started (said on stderr; the process is left as it was). */
@@ -160,6 +187,14 @@ typedef struct start_attach_opts {
     bool force, quiet, no_cmdline, no_python;
 } start_attach_opts;
 int start_attach(const start_attach_opts *o, const char *lib);
+
+/* start-inject.c: load the sampler (lib) into the running process pid and
+ * call recs_attach(spec) there, then let the process go on as it was.
+ * -1 with msg saying which step failed and why (the process is left as it
+ * was). start_proc_status(): a field of /proc/PID/status ("Uid", ...). */
+int start_inject(pid_t pid, const char *lib, const char *spec, char *msg,
+                 size_t msize);
+bool start_proc_status(pid_t pid, const char *key, char *out, size_t osize);
 
 /* start-elf.c: the value of name in the dynamic symbol table of the ELF
  * file at path (the default version where several exist). -1 if none. */
