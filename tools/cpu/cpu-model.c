@@ -248,12 +248,17 @@ int cpu_model_sample(cpu_model *m, cpu_thread *t, uint64_t ts,
     if (partial >= 0 && partial < CLI_PARTIAL_N)
         t->partial[partial]++;
     t->sampled_ns += period;
-    if (period && (!m->period_ns || period < m->period_ns))
-        m->period_ns = period;
+    cpu_model_period(m, period);
     m->events++;
     if (m->opt.interval_ns && period)
         return spread(m, t, ts, period);
     return 0;
+}
+
+void cpu_model_period(cpu_model *m, uint64_t period)
+{
+    if (period && (!m->period_ns || period < m->period_ns))
+        m->period_ns = period;
 }
 
 void cpu_model_lost(cpu_model *m, cpu_thread *t, uint64_t ts,

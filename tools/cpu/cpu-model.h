@@ -155,6 +155,9 @@ cpu_process *cpu_model_process(cpu_model *m, uint64_t pid);
 /* Event folding (cpu-model.c); ts = event time in epoch ns. */
 int cpu_model_sample(cpu_model *m, cpu_thread *t, uint64_t ts,
                      uint64_t period, bool failed, bool biased, int partial);
+/* A sampling period the recording states (its settings, or a sample's):
+ * the smallest one judges how far a thread's figure may be off. */
+void cpu_model_period(cpu_model *m, uint64_t period);
 void cpu_model_lost(cpu_model *m, cpu_thread *t, uint64_t ts,
                     uint64_t count, uint64_t ns);
 /* ThreadStart; may replace *t by a new generation (reused tid). */

@@ -296,6 +296,12 @@ static int fold(reader_ctx *c, const rec_event *ev)
         return 0;
     case CLI_EV_MODULE_LOAD:
         return note_module(c, cli_ev_ref(vals, s->module));
+    case CLI_EV_SETTINGS:
+        /* The period to judge by when no sample says it (a thread, or a
+         * whole recording, whose every period was lost). */
+        if (cli_ev_uint(vals, s->period, &a))
+            cpu_model_period(m, a);
+        return 0;
     case CLI_EV_USAGE:
         if (cli_ev_uint(vals, s->user_time, &a) &&
             cli_ev_uint(vals, s->system_time, &b)) {
