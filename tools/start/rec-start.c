@@ -174,41 +174,6 @@ static void die_like(int sig)
     exit(128 + sig);
 }
 
-/* One line from the sampler: "error TEXT" (its stderr was closed: said
- * here at once), "stopped TEXT" (why the recording is short, for the
- * summary), "samples=N lost=M" (not needed: the file is read). */
-static void status_line(char *line, char *why, size_t wsize)
-{
-    if (!strncmp(line, "error ", 6))
-        fprintf(stderr, "%s: %s\n", prog, line + 6);
-    else if (!strncmp(line, "stopped ", 8) && !why[0])
-        snprintf(why, wsize, "%s", line + 8);
-}
-
-/* Read what is there (all of it once the program is gone: nonblock). */
-static int read_status(int fd, char *buf, size_t *len, size_t size,
-                       char *why, size_t wsize)
-{
-    ssize_t n;
-    char *nl;
-
-    while ((n = read(fd, buf + *len, size - 1 - *len)) > 0 || (n < 0 && errno == EINTR)) {
-        if (n < 0)
-            continue;
-        *len += (size_t)n;
-        buf[*len] = '\0';
-        while ((nl = strchr(buf, '\n'))) {
-            *nl = '\0';
-            status_line(buf, why, wsize);
-            *len -= (size_t)(nl + 1 - buf);
-            memmove(buf, nl + 1, *len + 1);
-        }
-        if (*len == size - 1)
-            *len = 0;      /* a line too long to be ours */
-    }
-    return n == 0 ? -1 : 0;   /* -1: end of file */
-}
-
 /* Wait for the program, passing on its sampler's status lines as they
  * come (a descendant may hold the pipe open: the program's exit ends the
  * wait, SIGCHLD wakes the poll). */
@@ -216,11 +181,10 @@ static int wait_program(pid_t pid, int sfd, int *status, struct rusage *ru,
                         char *why, size_t wsize, start_stream *stream,
                         start_dir *dir)
 {
-    char buf[1024];
-    size_t len = 0;
+    start_status st = { .why = why, .wsize = wsize };
     pid_t w;
 
-    /* read_status() reads until the pipe is empty: it must not wait for
+    /* start_status_read() reads until the pipe is empty: it must not wait for
      * the next line while chunks are to be relayed. */
     if ((stream || dir) && sfd >= 0)
         fcntl(sfd, F_SETFL, O_NONBLOCK);
@@ -246,7 +210,7 @@ static int wait_program(pid_t pid, int sfd, int *status, struct rusage *ru,
         if (dir)
             start_dir_work(dir);
         if (sfd >= 0 && (p[0].revents & (POLLIN | POLLHUP | POLLERR)) &&
-            read_status(sfd, buf, &len, sizeof buf, why, wsize) < 0) {
+            start_status_read(&st, sfd) < 0) {
             close(sfd);
             sfd = -1;
         }
@@ -255,7 +219,7 @@ static int wait_program(pid_t pid, int sfd, int *status, struct rusage *ru,
     }
     if (sfd >= 0) {
         fcntl(sfd, F_SETFL, O_NONBLOCK);
-        read_status(sfd, buf, &len, sizeof buf, why, wsize);
+        start_status_read(&st, sfd);
         close(sfd);
     }
     return 0;
@@ -653,6 +617,21 @@ static int finish(const struct start_opts *o, struct run *r)
     return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 }
 
+/* One id for the whole run: every recording of it (children, exec'd
+ * images) inherits it, so readers can tell stale files apart. */
+static int new_run_id(char out[33])
+{
+    uint8_t id[16];
+
+    if (getrandom(id, sizeof id, 0) != sizeof id) {
+        fprintf(stderr, "%s: getrandom: %s\n", prog, strerror(errno));
+        return -1;
+    }
+    for (int i = 0; i < 16; i++)
+        snprintf(out + 2 * i, 3, "%02x", id[i]);
+    return 0;
+}
+
 /* rec-start -p PID (start-attach.c). */
 static int attach(const struct start_opts *o)
 {
@@ -663,15 +642,10 @@ static int attach(const struct start_opts *o)
         .engine = o->engine, .force = o->force, .quiet = o->quiet,
         .no_cmdline = o->no_cmdline, .no_python = o->no_python };
     char run_id[33], msg[512];
-    uint8_t id[16];
     const char *lib = find_sampler();
 
-    if (getrandom(id, sizeof id, 0) != sizeof id) {
-        fprintf(stderr, "%s: getrandom: %s\n", prog, strerror(errno));
+    if (new_run_id(run_id) < 0)
         return 1;
-    }
-    for (int i = 0; i < 16; i++)
-        snprintf(run_id + 2 * i, 3, "%02x", id[i]);
     a.run_id = run_id;
     if (!is_file(lib)) {
         fprintf(stderr, "%s: sampler library not found: %s (set REC_SAMPLER_LIB)\n",
@@ -728,15 +702,8 @@ int main(int argc, char **argv)
         if (o.stream_timeout)
             start_stream_set_timeout(r.stream, o.stream_timeout);
     }
-    /* One id for the whole run: every recording of it (children, exec'd
-     * images) inherits it, so readers can tell stale files apart. */
-    uint8_t id[16];
-    if (getrandom(id, sizeof id, 0) != sizeof id) {
-        fprintf(stderr, "%s: getrandom: %s\n", prog, strerror(errno));
+    if (new_run_id(o.run_id) < 0)
         return 1;
-    }
-    for (int i = 0; i < 16; i++)
-        snprintf(o.run_id + 2 * i, 3, "%02x", id[i]);
     lib = find_sampler();
     if (!is_file(lib)) {
         fprintf(stderr, "%s: sampler library not found: %s (set REC_SAMPLER_LIB)\n",

@@ -65,46 +65,13 @@ static void add_line(char *spec, size_t size, const char *name, const char *v)
         snprintf(spec + n, size - n, "%s=%s\n", name, v);
 }
 
-/* Read the status FIFO; true at its end or "detached". why: a reason the
- * recording stopped early. */
-static bool status_read(int fd, char *buf, size_t *len, size_t size,
-                        bool *attached, bool *failed, char *why, size_t wsize)
-{
-    ssize_t n;
-    char *nl;
-    bool end = false;
-
-    while ((n = read(fd, buf + *len, size - 1 - *len)) > 0) {
-        *len += (size_t)n;
-        buf[*len] = '\0';
-        while ((nl = strchr(buf, '\n'))) {
-            *nl = '\0';
-            if (!strncmp(buf, "error ", 6))
-                fprintf(stderr, "%s: %s\n", prog, buf + 6);
-            else if (!strncmp(buf, "stopped ", 8) && !why[0])
-                snprintf(why, wsize, "%s", buf + 8);
-            else if (!strncmp(buf, "attached", 8))
-                *attached = true;
-            else if (!strcmp(buf, "failed"))
-                *failed = end = true;
-            else if (!strncmp(buf, "detached", 8))
-                end = true;
-            *len -= (size_t)(nl + 1 - buf);
-            memmove(buf, nl + 1, *len + 1);
-        }
-        if (*len == size - 1)
-            *len = 0;
-    }
-    return end || n == 0;
-}
-
 int start_attach(const start_attach_opts *o, const char *lib)
 {
     char dir[] = "/tmp/rec-attach-XXXXXX", ctl[64], stf[64], msg[1024],
-         spec[8192] = "", out[PATH_MAX], real[PATH_MAX], buf[1024], why[512] = "";
+         spec[8192] = "", out[PATH_MAX], real[PATH_MAX], why[512] = "";
     int ctl_fd = -1, st_fd = -1, rc = 1;
-    size_t len = 0;
-    bool attached = false, failed = false, ended = false;
+    start_status st = { .why = why, .wsize = sizeof why };
+    bool ended = false;
     uint64_t t0 = now_ms(), t_attached = 0, t_stop = 0;
     struct sigaction sa;
     start_total tot = { 0 };
@@ -207,12 +174,13 @@ int start_attach(const start_attach_opts *o, const char *lib)
         for (;;) {
             struct pollfd p[2] = { { st_fd, POLLIN, 0 }, { pfd, POLLIN, 0 } };
             int tmo = 200;
-            if (status_read(st_fd, buf, &len, sizeof buf, &attached, &failed,
-                            why, sizeof why)) {
+            /* Its end, or the sampler done (a child the process forked
+             * may hold the FIFO open). */
+            if (start_status_read(&st, st_fd) < 0 || st.detached || st.failed) {
                 ended = true;
                 break;
             }
-            if (attached && !t_attached) {
+            if (st.attached && !t_attached) {
                 t_attached = now_ms();
                 if (!o->quiet)
                     fprintf(stderr, "%s: attached to process %d in %llu ms; "
@@ -239,8 +207,7 @@ int start_attach(const start_attach_opts *o, const char *lib)
             if (poll(p, pfd >= 0 ? 2 : 1, tmo) > 0 && pfd >= 0 &&
                 (p[1].revents & POLLIN)) {
                 /* The process ended: what it wrote is all there is. */
-                status_read(st_fd, buf, &len, sizeof buf, &attached, &failed,
-                            why, sizeof why);
+                start_status_read(&st, st_fd);
                 if (!why[0])
                     snprintf(why, sizeof why, "process %d ended", (int)o->pid);
                 ended = true;
@@ -254,7 +221,7 @@ int start_attach(const start_attach_opts *o, const char *lib)
         if (pfd >= 0)
             close(pfd);
     }
-    if (failed) {
+    if (st.failed) {
         fprintf(stderr, "%s: the sampler could not start in process %d\n",
                 prog, (int)o->pid);
         goto cleanup;

@@ -12,12 +12,14 @@
 
 #include <rec/record.h>
 
+#include <errno.h>
 #include <glob.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 static const char *prog = "rec-start";
 
@@ -233,4 +235,42 @@ void start_summarize_children(const char *path, const char *run_id,
                 (unsigned long long)tot->samples, (unsigned long long)tot->lost,
                 (double)tot->bytes / 1024.0);
     free(pattern);
+}
+
+static void status_line(start_status *s, const char *line)
+{
+    if (!strncmp(line, "error ", 6))
+        fprintf(stderr, "%s: %s\n", prog, line + 6);
+    else if (!strncmp(line, "stopped ", 8) && !s->why[0])
+        snprintf(s->why, s->wsize, "%s", line + 8);
+    else if (!strncmp(line, "attached", 8))
+        s->attached = true;
+    else if (!strcmp(line, "failed"))
+        s->failed = true;
+    else if (!strncmp(line, "detached", 8))
+        s->detached = true;
+}
+
+int start_status_read(start_status *s, int fd)
+{
+    size_t size = sizeof s->buf;
+    ssize_t n;
+    char *nl;
+
+    while ((n = read(fd, s->buf + s->len, size - 1 - s->len)) > 0 ||
+           (n < 0 && errno == EINTR)) {
+        if (n < 0)
+            continue;
+        s->len += (size_t)n;
+        s->buf[s->len] = '\0';
+        while ((nl = strchr(s->buf, '\n'))) {
+            *nl = '\0';
+            status_line(s, s->buf);
+            s->len -= (size_t)(nl + 1 - s->buf);
+            memmove(s->buf, nl + 1, s->len + 1);
+        }
+        if (s->len == size - 1)
+            s->len = 0;      /* a line too long to be ours */
+    }
+    return n == 0 ? -1 : 0;
 }

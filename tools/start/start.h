@@ -149,6 +149,21 @@ int  start_drop_chunk(int mfd, uint64_t off, uint8_t **out, size_t *outlen,
 /* Count a replacement chunk into a summary. */
 void start_drop_tally(const uint8_t *buf, size_t len, start_tally *t);
 
+/* start-summary.c: the sampler's status lines, read as they come (a pipe
+ * under rec-start, a FIFO under -p): "error TEXT" said on stderr at once,
+ * "stopped TEXT" kept in why (the first one) for the closing line,
+ * "attached...", "failed", "detached..." noted (-p); others ignored. */
+typedef struct start_status {
+    char *why;                  /* the caller's, "" until a stop is said */
+    size_t wsize;
+    bool attached, failed, detached;
+    char buf[1024];             /* a line not read whole yet */
+    size_t len;
+} start_status;
+/* Read what fd has now (until it would block, or its end): -1 at its
+ * end, else 0. */
+int start_status_read(start_status *s, int fd);
+
 /* start-opts.c: rec-start's options, parsed and checked: 0, or the exit
  * status of a refusal (said on stderr); --help and --version exit. */
 struct start_opts {
