@@ -163,66 +163,77 @@ static int list_tasks(tidlist *l)
     return 0;
 }
 
-/* True for the threads that are the library's own. */
-static bool ours(pid_t tid)
+/* True for the threads that are the library's own (self: the caller's). */
+static bool ours(pid_t tid, pid_t self)
 {
-    return tid == atomic_load(&recs__g.sampler_tid) ||
-           tid == atomic_load(&attach_tid) || tid == recs__gettid();
+    return tid == self || tid == atomic_load(&recs__g.sampler_tid) ||
+           tid == atomic_load(&attach_tid);
 }
 
-/* reg_lock held. Stack bounds for adopted threads whose handler saw a
- * stack pointer: the
- * mapping that holds it, if it is a stack (the main thread's, or an
- * anonymous mapping right above a guard, as the C library maps thread
- * stacks). Else none: that thread's walks go on reading through the
- * kernel. */
+static int tid_cmp(const void *a, const void *b)
+{
+    pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* An adopted thread that waits for its stack bounds: a stack pointer its
+ * handler saw. A few looks each: a thread whose stack is no stack we know
+ * (a coroutine's, a goroutine's) is not worth a read of the maps at every
+ * wake-up. */
+static bool wants_stack(const recs__thread *t)
+{
+    return t->adopted && !t->stack_hi && t->stack_tries < 4 &&
+           atomic_load_explicit(&t->seen_sp, memory_order_relaxed);
+}
+
+/* reg_lock held. Stack bounds for the threads that want them, in one read
+ * of the maps: the mapping that holds the stack pointer seen, if it is a
+ * stack (the main thread's, or an anonymous mapping right above a guard,
+ * as the C library maps thread stacks). Else none: that thread's walks go
+ * on reading through the kernel. */
 static void find_stacks(void)
 {
-    FILE *f = NULL;
+    unsigned long long prev_end = 0;
+    bool prev_guard = false, any = false;
     char line[512];
+    FILE *f;
 
-    for (recs__thread *t = recs__g.threads; t; t = t->next) {
-        uint64_t sp, lo = 0, hi = 0, prev_end = 0;
-        bool prev_guard = false;
-
-        /* A few looks each: a thread whose stack is no stack we know
-         * (a coroutine's, a goroutine's) is not worth a read of the maps
-         * at every wake-up. */
-        if (!t->adopted || t->stack_hi || t->stack_tries >= 4 ||
-            !(sp = atomic_load_explicit(&t->seen_sp, memory_order_relaxed)))
+    for (recs__thread *t = recs__g.threads; t && !any; t = t->next)
+        any = wants_stack(t);
+    if (!any || !(f = fopen("/proc/self/maps", "re")))
+        return;
+    while (fgets(line, sizeof line, f)) {
+        unsigned long long a, b, ino;
+        char perms[8], path[256] = "";
+        if (sscanf(line, "%llx-%llx %7s %*s %*s %llu %255s", &a, &b, perms,
+                   &ino, path) < 4)
             continue;
-        t->stack_tries++;
-        if (f)
-            rewind(f);
-        else if (!(f = fopen("/proc/self/maps", "re")))
-            return;
-        while (fgets(line, sizeof line, f)) {
-            unsigned long long a, b, ino;
-            char perms[8], path[256] = "";
-            if (sscanf(line, "%llx-%llx %7s %*s %*s %llu %255s", &a, &b, perms,
-                       &ino, path) < 4)
+        bool stack = perms[0] == 'r' && perms[1] == 'w' &&
+                     (!strcmp(path, "[stack]") ||
+                      (ino == 0 && !path[0] && prev_guard && prev_end == a));
+        for (recs__thread *t = recs__g.threads; t; t = t->next) {
+            uint64_t sp;
+            if (!wants_stack(t) ||
+                (sp = atomic_load_explicit(&t->seen_sp, memory_order_relaxed)) < a ||
+                sp >= b)
                 continue;
-            if (sp >= a && sp < b) {
-                bool anon = ino == 0 && path[0] == '\0';
-                if (perms[0] == 'r' && perms[1] == 'w' &&
-                    (!strcmp(path, "[stack]") ||
-                     (anon && prev_guard && prev_end == a))) {
-                    lo = a;
-                    hi = b;
-                }
-                break;
+            t->stack_tries++;
+            atomic_store_explicit(&t->seen_sp, 0, memory_order_relaxed);
+            if (stack) {
+                t->stack_lo = a;
+                __atomic_store_n(&t->stack_hi, b, __ATOMIC_RELEASE);
             }
-            prev_guard = !strncmp(perms, "---", 3);
-            prev_end = b;
         }
-        atomic_store_explicit(&t->seen_sp, 0, memory_order_relaxed);
-        if (hi) {
-            t->stack_lo = lo;
-            __atomic_store_n(&t->stack_hi, hi, __ATOMIC_RELEASE);
-        }
+        prev_guard = !strncmp(perms, "---", 3);
+        prev_end = b;
     }
-    if (f)
-        fclose(f);
+    fclose(f);
+    /* A stack pointer in no mapping (unmapped since): a look spent too. */
+    for (recs__thread *t = recs__g.threads; t; t = t->next)
+        if (wants_stack(t)) {
+            t->stack_tries++;
+            atomic_store_explicit(&t->seen_sp, 0, memory_order_relaxed);
+        }
 }
 
 /* Adopt the threads /proc lists that we do not know, reap the adopted
@@ -232,17 +243,17 @@ static unsigned adopt_scan(void)
     static tidlist l;
     unsigned added = 0;
 
+    pid_t self = recs__gettid();
+
     if (list_tasks(&l) < 0)
         return 0;
+    qsort(l.v, l.n, sizeof *l.v, tid_cmp);
     pthread_mutex_lock(&recs__g.reg_lock);
     for (recs__thread *t = recs__g.threads, *next; t; t = next) {
-        bool listed = false;
         next = t->next;
         if (!t->adopted)
             continue;
-        for (size_t i = 0; i < l.n && !listed; i++)
-            listed = l.v[i] == t->tid;
-        if (listed) {
+        if (bsearch(&t->tid, l.v, l.n, sizeof *l.v, tid_cmp)) {
             uint64_t cpu = recs__thread_cpu_ns(t);
             if (cpu)
                 t->last_cpu = cpu;
@@ -256,7 +267,7 @@ static unsigned adopt_scan(void)
         pid_t tid = l.v[i];
         recs__thread *t;
         uint64_t start;
-        if (ours(tid) || recs__adopted(tid))
+        if (ours(tid, self) || recs__adopted(tid))
             continue;
         /* A thread of the registry proper: the program linked us. */
         pthread_mutex_lock(&recs__g.reg_lock);
